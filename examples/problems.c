@@ -1,0 +1,121 @@
+#include "problems.h"
+
+const char *const ProblemTypes[] = {"lap2d", "lap3d", "convdiff", "neumann2d", "ProblemType", "PROBLEM_", NULL};
+
+static PetscErrorCode ProblemCreateStencil2D(MPI_Comm comm, PetscInt n, PetscBool convect, PetscBool neumann, Mat *A)
+{
+  PetscInt  N = n * n, rstart, rend, row;
+  /* convection-diffusion: -lap u + c . grad u with cell Peclet 0.5 in x, 0.25 in y, upwinded */
+  PetscReal cx = convect ? 1.0 : 0.0, cy = convect ? 0.5 : 0.0;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreate(comm, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N, N));
+  PetscCall(MatSetFromOptions(*A));
+  PetscCall(MatSeqAIJSetPreallocation(*A, 5, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*A, 5, NULL, 2, NULL));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (row = rstart; row < rend; row++) {
+    PetscInt    i = row % n, j = row / n, cols[5], nc = 0;
+    PetscScalar vals[5], diag = 4.0 + cx + cy;
+
+    if (j > 0) { cols[nc] = row - n; vals[nc++] = -1.0 - cy; }
+    else if (neumann) diag -= 1.0;
+    if (i > 0) { cols[nc] = row - 1; vals[nc++] = -1.0 - cx; }
+    else if (neumann) diag -= 1.0;
+    if (i < n - 1) { cols[nc] = row + 1; vals[nc++] = -1.0; }
+    else if (neumann) diag -= 1.0;
+    if (j < n - 1) { cols[nc] = row + n; vals[nc++] = -1.0; }
+    else if (neumann) diag -= 1.0;
+    cols[nc] = row; vals[nc++] = diag;
+    PetscCall(MatSetValues(*A, 1, &row, nc, cols, vals, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ProblemCreateLap3D(MPI_Comm comm, PetscInt n, Mat *A)
+{
+  PetscInt N = n * n * n, rstart, rend, row;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreate(comm, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N, N));
+  PetscCall(MatSetFromOptions(*A));
+  PetscCall(MatSeqAIJSetPreallocation(*A, 7, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*A, 7, NULL, 4, NULL));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (row = rstart; row < rend; row++) {
+    PetscInt    i = row % n, j = (row / n) % n, k = row / (n * n), cols[7], nc = 0;
+    PetscScalar vals[7];
+
+    if (k > 0) { cols[nc] = row - n * n; vals[nc++] = -1.0; }
+    if (j > 0) { cols[nc] = row - n; vals[nc++] = -1.0; }
+    if (i > 0) { cols[nc] = row - 1; vals[nc++] = -1.0; }
+    cols[nc] = row; vals[nc++] = 6.0;
+    if (i < n - 1) { cols[nc] = row + 1; vals[nc++] = -1.0; }
+    if (j < n - 1) { cols[nc] = row + n; vals[nc++] = -1.0; }
+    if (k < n - 1) { cols[nc] = row + n * n; vals[nc++] = -1.0; }
+    PetscCall(MatSetValues(*A, 1, &row, nc, cols, vals, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A)
+{
+  PetscFunctionBegin;
+  PetscCheck(n >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "Problem size -n %" PetscInt_FMT " must be at least 1", n);
+  switch (type) {
+  case PROBLEM_LAP2D:
+    PetscCall(ProblemCreateStencil2D(comm, n, PETSC_FALSE, PETSC_FALSE, A));
+    break;
+  case PROBLEM_LAP3D:
+    PetscCall(ProblemCreateLap3D(comm, n, A));
+    break;
+  case PROBLEM_CONVDIFF:
+    PetscCall(ProblemCreateStencil2D(comm, n, PETSC_TRUE, PETSC_FALSE, A));
+    break;
+  case PROBLEM_NEUMANN2D:
+    PetscCall(ProblemCreateStencil2D(comm, n, PETSC_FALSE, PETSC_TRUE, A));
+    break;
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ProblemLoad(MPI_Comm comm, const char path[], Mat *A)
+{
+  PetscBool mtx;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrendswith(path, ".mtx", &mtx));
+  if (mtx) PetscCall(MatLoadMatrixMarket(comm, path, A));
+  else {
+    PetscViewer viewer;
+
+    PetscCall(PetscViewerBinaryOpen(comm, path, FILE_MODE_READ, &viewer));
+    PetscCall(MatCreate(comm, A));
+    PetscCall(MatSetFromOptions(*A));
+    PetscCall(MatLoad(*A, viewer));
+    PetscCall(PetscViewerDestroy(&viewer));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ProblemExactSolution(Mat A, Vec *xstar, Vec *b)
+{
+  PetscInt     rstart, rend, i, N;
+  PetscScalar *x;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateVecs(A, xstar, b));
+  PetscCall(VecGetSize(*xstar, &N));
+  PetscCall(VecGetOwnershipRange(*xstar, &rstart, &rend));
+  PetscCall(VecGetArrayWrite(*xstar, &x));
+  for (i = rstart; i < rend; i++) x[i - rstart] = 1.0 + 0.5 * PetscSinReal(6.283185307179586 * (PetscReal)i / (PetscReal)N * 3.0);
+  PetscCall(VecRestoreArrayWrite(*xstar, &x));
+  PetscCall(MatMult(A, *xstar, *b));
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,44 @@
+/* petsc-fused: pipelined Krylov methods with fused vector work, for PETSc.
+
+   Three ways in:
+     - link libpetscfused and call PetscFusedInitializePackage() (or just use
+       -ksp_type pcgfused|pbcgsfused|pgmresfused after calling it),
+     - -dll_append /path/to/libpetscfused.so in any PETSc program,
+     - KSPSetType(ksp, KSPPCGFUSED) etc. after PetscFusedInitializePackage(). */
+#ifndef PETSCFUSED_H
+#define PETSCFUSED_H
+
+#include <petscksp.h>
+
+#define KSPPCGFUSED    "pcgfused"
+#define KSPPBCGSFUSED  "pbcgsfused"
+#define KSPPGMRESFUSED "pgmresfused"
+
+/* Where the fused steps run. AUTO picks CUDA when a device and the CUDA
+   backend are both there, the reference (host) backend otherwise. */
+typedef enum {
+  KSP_FUSED_BACKEND_AUTO,
+  KSP_FUSED_BACKEND_CUDA,
+  KSP_FUSED_BACKEND_REFERENCE
+} KSPFusedBackend;
+PETSC_EXTERN const char *const KSPFusedBackends[];
+
+PETSC_EXTERN PetscClassId  PETSCFUSED_CLASSID;
+PETSC_EXTERN PetscErrorCode PetscFusedInitializePackage(void);
+PETSC_EXTERN PetscErrorCode PetscFusedFinalizePackage(void);
+
+PETSC_EXTERN PetscErrorCode KSPFusedSetBackend(KSP, KSPFusedBackend);
+PETSC_EXTERN PetscErrorCode KSPFusedGetBackend(KSP, KSPFusedBackend *);
+PETSC_EXTERN PetscErrorCode KSPPGMRESFusedSetRestart(KSP, PetscInt);
+PETSC_EXTERN PetscErrorCode KSPPGMRESFusedGetRestart(KSP, PetscInt *);
+
+/* CUDA devices visible to this process; 0 with a reason where there is no
+   device or no usable driver. Never errors for the absence of a GPU. */
+PETSC_EXTERN PetscErrorCode PetscFusedCUDADeviceCount(PetscInt *, char *reason, size_t reasonlen);
+PETSC_EXTERN PetscErrorCode PetscFusedCUDADeviceName(PetscInt, char *name, size_t namelen);
+
+/* Matrix Market (coordinate real/integer, general/symmetric) into an AIJ
+   matrix on comm; read on rank 0 and distributed by rows. */
+PETSC_EXTERN PetscErrorCode MatLoadMatrixMarket(MPI_Comm, const char[], Mat *);
+
+#endif

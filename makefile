@@ -1,0 +1,76 @@
+# petsc-fused: builds lib/libpetscfused.so against PETSc ($PETSC_DIR, Debian's
+# petsc-dev by default) and the CUDA toolkit ($CUDA_HOME). GNU Make only.
+#
+#   make deps      install what the build needs (PETSc from apt) if it is missing
+#   make           build the library, the examples and the tests
+#   make run       the main job: solve a built-in problem with our methods and PETSc's
+#   make check     run every test this machine can run
+
+PETSC_DIR ?= /usr/lib/petsc
+CUDA_HOME ?= /usr/local/cuda
+CUDA_ARCH ?= -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90
+
+PETSC_VARIABLES := $(PETSC_DIR)/lib/petsc/conf/variables
+ifneq ($(wildcard $(PETSC_VARIABLES)),)
+include $(PETSC_VARIABLES)
+endif
+
+NVCC      := $(CUDA_HOME)/bin/nvcc
+WARN      := -Wall -Wextra -Werror=implicit-function-declaration
+# PETSc's headers are not ours to warn about
+PETSC_INC := $(patsubst -I%,-isystem %,$(PETSC_CC_INCLUDES))
+CFLAGS    := $(PCC_FLAGS) -O2 -fPIC $(WARN) $(PETSC_INC) -Iinclude -Isrc
+NVFLAGS   := -O3 -Xcompiler -fPIC,-Wall,-Wextra $(CUDA_ARCH) -Isrc
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
+LIB_LINK  := -Llib -Wl,-rpath,$(CURDIR)/lib -lpetscfused
+
+LIB_C   := $(wildcard src/*.c src/ksp/*.c src/mat/*.c)
+LIB_CU  := $(wildcard src/cuda/*.cu)
+LIB_OBJ := $(patsubst src/%.c,build/%.o,$(LIB_C)) $(patsubst src/%.cu,build/%.cu.o,$(LIB_CU))
+HEADERS := $(wildcard include/*.h src/*.h src/ksp/*.h src/mat/*.h src/cuda/*.h)
+
+EXAMPLES := build/examples/solve
+TESTS    := $(patsubst tests/%.c,build/tests/%,$(wildcard tests/*.c))
+
+.PHONY: all deps run check check-gpu clean
+all: lib/libpetscfused.so $(EXAMPLES) $(TESTS)
+
+deps:
+	@sh tools/deps.sh "$(PETSC_DIR)" "$(CUDA_HOME)"
+
+lib/libpetscfused.so: $(LIB_OBJ)
+	@mkdir -p lib
+	$(PCC) -shared -o $@ $^ $(PETSC_LIB) $(CUDA_LIBS)
+
+build/%.o: src/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(PCC) $(CFLAGS) -c $< -o $@
+
+build/%.cu.o: src/%.cu $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+build/examples/solve: examples/solve.c examples/problems.c examples/problems.h lib/libpetscfused.so
+	@mkdir -p $(dir $@)
+	$(PCC) $(CFLAGS) -Iexamples examples/solve.c examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB)
+
+# Test programs link the library, except the -dll_append test, which must not.
+build/tests/dll_append: tests/dll_append.c
+	@mkdir -p $(dir $@)
+	$(PCC) $(CFLAGS) $< -o $@ $(PETSC_LIB)
+
+build/tests/%: tests/%.c examples/problems.c examples/problems.h lib/libpetscfused.so
+	@mkdir -p $(dir $@)
+	$(PCC) $(CFLAGS) -Iexamples $< examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB)
+
+run: all
+	$(MPIEXEC) -n 1 build/examples/solve $(RUN_ARGS)
+
+check: all
+	@sh tests/run.sh
+
+check-gpu: all
+	@FUSED_REQUIRE_GPU=1 sh tests/run.sh
+
+clean:
+	rm -rf build lib

@@ -1,0 +1,285 @@
+/* The driver the fused methods share (see fusedimpl.h). Every method's
+   ksp->data begins with a KSPFused, so (KSPFused *)ksp->data is valid for all
+   three. */
+#include "ksp/fusedimpl.h"
+#include "cuda/fusedcuda.h"
+
+const char *const KSPFusedBackends[] = {"auto", "cuda", "reference", "KSPFusedBackend", "KSP_FUSED_BACKEND_", NULL};
+
+PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, PetscOptionItems *PetscOptionsObject)
+{
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "Fused pipelined Krylov options");
+  PetscCall(PetscOptionsEnum("-ksp_fused_backend", "Where the fused steps run", "KSPFusedSetBackend", KSPFusedBackends, (PetscEnum)fused->backend_requested, (PetscEnum *)&fused->backend_requested, NULL));
+  PetscOptionsHeadEnd();
+  (void)ksp;
+  PetscFunctionReturn(0);
+}
+
+/* The CUDA backend of the fused steps is not part of this build yet; a user
+   who asks for it gets told so, AUTO quietly takes the reference backend. */
+static PetscErrorCode KSPFusedChooseBackend(KSP ksp, KSPFused *fused)
+{
+  PetscFunctionBegin;
+  if (fused->backend_requested == KSP_FUSED_BACKEND_CUDA) {
+    PetscInt count;
+    char     reason[256];
+
+    PetscCall(PetscFusedCUDADeviceCount(&count, reason, sizeof(reason)));
+    PetscCheck(count > 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP_SYS, "-ksp_fused_backend cuda: no usable CUDA device: %s. Use -ksp_fused_backend reference (or auto)", reason);
+    SETERRQ(PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_fused_backend cuda: the CUDA backend of %s is not in this release yet; use -ksp_fused_backend reference (or auto)", ((PetscObject)ksp)->type_name);
+  }
+  fused->backend = KSP_FUSED_BACKEND_REFERENCE;
+  PetscFunctionReturn(0);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedSetUp(KSP ksp, KSPFused *fused)
+{
+  PetscFunctionBegin;
+  PetscCheck(ksp->pc_side != PC_SYMMETRIC, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "%s does not support symmetric preconditioning; use -ksp_pc_side left", ((PetscObject)ksp)->type_name);
+  PetscCall(KSPFusedChooseBackend(ksp, fused));
+  PetscFunctionReturn(0);
+}
+
+/* Decides, before each solve, where the PC runs: the PC type, the operator's
+   null space and the matrix values may all have changed since the last one. */
+PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
+{
+  Mat          Amat, Pmat;
+  MatNullSpace nullsp = NULL;
+  PetscBool    isnone, isjacobi;
+
+  PetscFunctionBegin;
+  PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "%s does not support KSPSolveTranspose(); use PETSc's gmres or bcgs for the transposed system", ((PetscObject)ksp)->type_name);
+  PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
+  PetscCall(MatGetNullSpace(Amat, &nullsp));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &isnone));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &isjacobi));
+  fused->nsync = 0;
+  if (nullsp && ksp->pc_side == PC_LEFT) {
+    /* PETSc removes the null space from every preconditioned vector; that
+       is a global reduction of its own, done where PCApply runs */
+    fused->pcplace     = KSP_FUSED_PC_HOST;
+    fused->pcplace_why = "on the host through PCApply(), because the operator has a null space to remove";
+  } else if (isnone) {
+    fused->pcplace     = KSP_FUSED_PC_NONE;
+    fused->pcplace_why = "none";
+  } else if (isjacobi) {
+    PetscObjectId    id;
+    PetscObjectState state;
+
+    fused->pcplace     = KSP_FUSED_PC_JACOBI;
+    fused->pcplace_why = "Jacobi, fused into the vector updates";
+    PetscCall(PetscObjectGetId((PetscObject)Pmat, &id));
+    PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
+    if (!fused->dinv || id != fused->dinv_pmat_id || state != fused->dinv_pmat_state) {
+      Vec ones;
+
+      /* The PC's own action on a vector of ones is its inverse diagonal,
+         with every -pc_jacobi_* option (rowmax, abs, ...) honoured. */
+      if (!fused->dinv) PetscCall(MatCreateVecs(Pmat, &fused->dinv, NULL));
+      PetscCall(VecDuplicate(fused->dinv, &ones));
+      PetscCall(VecSet(ones, 1.0));
+      PetscCall(PCApply(ksp->pc, ones, fused->dinv));
+      PetscCall(VecDestroy(&ones));
+      fused->dinv_pmat_id    = id;
+      fused->dinv_pmat_state = state;
+    }
+  } else {
+    fused->pcplace     = KSP_FUSED_PC_HOST;
+    fused->pcplace_why = "on the host through PCApply(): this PC type has no fused implementation";
+  }
+  PetscFunctionReturn(0);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedView(KSP ksp, KSPFused *fused, PetscViewer viewer)
+{
+  PetscBool iascii;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
+  if (!iascii) PetscFunctionReturn(0);
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  backend: %s (requested: %s)\n", fused->backend == KSP_FUSED_BACKEND_CUDA ? "CUDA" : "reference, on the host", KSPFusedBackends[fused->backend_requested]));
+  if (ksp->setupstage == KSP_SETUP_NEW) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner placement: decided at the first solve\n"));
+  } else {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner: %s\n", fused->pcplace_why ? fused->pcplace_why : "decided at the first solve"));
+  }
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  global reductions (MPI_Allreduce) in the last solve: %" PetscInt_FMT "\n", fused->nsync));
+  PetscFunctionReturn(0);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedReset(KSPFused *fused)
+{
+  PetscFunctionBegin;
+  PetscCall(VecDestroy(&fused->dinv));
+  fused->dinv_pmat_id    = 0;
+  fused->dinv_pmat_state = 0;
+  PetscFunctionReturn(0);
+}
+
+/* One synchronization point: all partial sums of it in one MPI_Allreduce. */
+PETSC_INTERN PetscErrorCode KSPFusedAllreduce(KSP ksp, KSPFused *fused, PetscInt n, PetscScalar buf[])
+{
+  PetscMPIInt count;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMPIIntCast(n, &count));
+  PetscCall(PetscLogEventBegin(KSP_Fused_Allreduce, ksp, 0, 0, 0));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, buf, count, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
+  PetscCall(PetscLogEventEnd(KSP_Fused_Allreduce, ksp, 0, 0, 0));
+  fused->nsync++;
+  PetscFunctionReturn(0);
+}
+
+/* Iteration its has residual norm rnorm: record, monitor and test it in the
+   order PETSc's own methods do. */
+PETSC_INTERN PetscErrorCode KSPFusedConverged(KSP ksp, PetscInt its, PetscReal rnorm)
+{
+  PetscFunctionBegin;
+  ksp->its   = its;
+  ksp->rnorm = rnorm;
+  PetscCall(KSPLogResidualHistory(ksp, rnorm));
+  PetscCall(KSPLogErrorHistory(ksp));
+  PetscCall(KSPMonitor(ksp, its, rnorm));
+  PetscCall((*ksp->converged)(ksp, its, rnorm, &ksp->reason, ksp->cnvP));
+  PetscFunctionReturn(0);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedApplyPC_Reference(KSP ksp, KSPFused *fused, Vec in, Vec out)
+{
+  PetscFunctionBegin;
+  switch (fused->pcplace) {
+  case KSP_FUSED_PC_NONE:
+    PetscCall(VecCopy(in, out));
+    break;
+  case KSP_FUSED_PC_JACOBI:
+    PetscCall(VecPointwiseMult(out, fused->dinv, in));
+    break;
+  case KSP_FUSED_PC_HOST:
+    PetscCall(KSP_PCApply(ksp, in, out));
+    break;
+  }
+  PetscFunctionReturn(0);
+}
+
+/* out = B A in (left) or A B in (right); tmp is scratch of the same layout. */
+PETSC_INTERN PetscErrorCode KSPFusedApplyOp_Reference(KSP ksp, KSPFused *fused, Vec in, Vec out, Vec tmp)
+{
+  Mat Amat;
+
+  PetscFunctionBegin;
+  PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
+  switch (fused->pcplace) {
+  case KSP_FUSED_PC_NONE:
+    PetscCall(MatMult(Amat, in, out));
+    break;
+  case KSP_FUSED_PC_JACOBI:
+    if (ksp->pc_side == PC_RIGHT) {
+      PetscCall(VecPointwiseMult(tmp, fused->dinv, in));
+      PetscCall(MatMult(Amat, tmp, out));
+    } else {
+      PetscCall(MatMult(Amat, in, out));
+      PetscCall(VecPointwiseMult(out, fused->dinv, out));
+    }
+    break;
+  case KSP_FUSED_PC_HOST:
+    PetscCall(KSP_PCApplyBAorAB(ksp, in, out, tmp));
+    break;
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPFusedSetBackend_Fused(KSP ksp, KSPFusedBackend backend)
+{
+  KSPFused *fused = (KSPFused *)ksp->data;
+
+  PetscFunctionBegin;
+  fused->backend_requested = backend;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPFusedGetBackend_Fused(KSP ksp, KSPFusedBackend *backend)
+{
+  KSPFused *fused = (KSPFused *)ksp->data;
+
+  PetscFunctionBegin;
+  *backend = fused->backend_requested;
+  PetscFunctionReturn(0);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused)
+{
+  PetscFunctionBegin;
+  fused->backend_requested = KSP_FUSED_BACKEND_AUTO;
+  fused->backend           = KSP_FUSED_BACKEND_REFERENCE;
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", KSPFusedSetBackend_Fused));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackend_C", KSPFusedGetBackend_Fused));
+  PetscFunctionReturn(0);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedDecomposeBackend(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackend_C", NULL));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   KSPFusedSetBackend - Chooses where the fused steps of a fused Krylov method run.
+
+   Logically Collective
+
+   Input Parameters:
++  ksp     - a `KSP` of type `KSPPCGFUSED`, `KSPPBCGSFUSED` or `KSPPGMRESFUSED`
+-  backend - `KSP_FUSED_BACKEND_AUTO`, `KSP_FUSED_BACKEND_CUDA` or `KSP_FUSED_BACKEND_REFERENCE`
+
+   Options Database Key:
+.  -ksp_fused_backend <auto,cuda,reference> - the backend
+
+   Level: intermediate
+@*/
+PetscErrorCode KSPFusedSetBackend(KSP ksp, KSPFusedBackend backend)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscValidLogicalCollectiveEnum(ksp, backend, 2);
+  PetscTryMethod(ksp, "KSPFusedSetBackend_C", (KSP, KSPFusedBackend), (ksp, backend));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   KSPFusedGetBackend - Gets the backend requested for a fused Krylov method.
+
+   Not Collective
+
+   Level: intermediate
+@*/
+PetscErrorCode KSPFusedGetBackend(KSP ksp, KSPFusedBackend *backend)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscValidPointer(backend, 2);
+  PetscUseMethod(ksp, "KSPFusedGetBackend_C", (KSP, KSPFusedBackend *), (ksp, backend));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PetscFusedCUDADeviceCount(PetscInt *count, char *reason, size_t reasonlen)
+{
+  int n = 0;
+
+  PetscFunctionBegin;
+  PetscCheck(!FusedCUDADeviceCount(&n, reason, reasonlen), PETSC_COMM_SELF, PETSC_ERR_LIB, "CUDA device query failed");
+  *count = n;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PetscFusedCUDADeviceName(PetscInt device, char *name, size_t namelen)
+{
+  char errmsg[256];
+
+  PetscFunctionBegin;
+  PetscCheck(!FusedCUDADeviceName((int)device, name, namelen, errmsg, sizeof(errmsg)), PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", errmsg);
+  PetscFunctionReturn(0);
+}

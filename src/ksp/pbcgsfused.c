@@ -1,0 +1,182 @@
+/* pbcgsfused: the pipelined BiCGStab iteration over the steps of
+   pbcgsfusedimpl.h. */
+#include "ksp/pbcgsfusedimpl.h"
+
+static PetscErrorCode KSPSetUp_PBCGSFused(KSP ksp)
+{
+  KSP_PBCGSFused *bcgs = (KSP_PBCGSFused *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedSetUp(ksp, &bcgs->fused));
+  PetscCall(KSPSetWorkVecs(ksp, 7));
+  bcgs->r     = ksp->work[0];
+  bcgs->rstar = ksp->work[1];
+  bcgs->p     = ksp->work[2];
+  bcgs->v     = ksp->work[3];
+  bcgs->s     = ksp->work[4];
+  bcgs->t     = ksp->work[5];
+  bcgs->tmp   = ksp->work[6];
+  bcgs->steps = &KSPPBCGSFusedSteps_Reference;
+  PetscFunctionReturn(0);
+}
+
+#define PBCGSStep(event, call) \
+  do { \
+    PetscCall(PetscLogEventBegin(event, ksp, 0, 0, 0)); \
+    PetscCall(call); \
+    PetscCall(PetscLogEventEnd(event, ksp, 0, 0, 0)); \
+  } while (0)
+
+static PetscErrorCode PBCGSFusedBreakdown(KSP ksp, const char *what)
+{
+  PetscFunctionBegin;
+  ksp->reason = KSP_DIVERGED_BREAKDOWN;
+  PetscCall(PetscInfo(ksp, "Breakdown: %s\n", what));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPSolve_PBCGSFused(KSP ksp)
+{
+  KSP_PBCGSFused *bcgs = (KSP_PBCGSFused *)ksp->data;
+  PetscScalar     sums1[BCGS_NSUMS1], sums2[BCGS_NSUMS2];
+  PetscScalar     rho, alpha, omega, beta;
+  PetscInt        i;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedPrepareSolve(ksp, &bcgs->fused));
+  PBCGSStep(KSP_PBCGSFused_UpdateXRP, bcgs->steps->start(ksp, bcgs, sums1));
+
+  for (i = 0;; i++) {
+    PetscReal rnorm;
+
+    PBCGSStep(KSP_PBCGSFused_ProductP, bcgs->steps->product_p(ksp, bcgs, sums1));
+    PetscCall(KSPFusedAllreduce(ksp, &bcgs->fused, BCGS_NSUMS1, sums1));
+    rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : PetscSqrtReal(PetscAbsScalar(sums1[BCGS_RR]));
+    KSPCheckNorm(ksp, rnorm);
+    if (ksp->reason) break;
+    PetscCall(KSPFusedConverged(ksp, i, rnorm));
+    if (ksp->reason) break;
+    if (i >= ksp->max_it) {
+      ksp->reason = KSP_DIVERGED_ITS;
+      break;
+    }
+    rho = sums1[BCGS_RR0];
+    KSPCheckDot(ksp, rho);
+    KSPCheckDot(ksp, sums1[BCGS_VR0]);
+    if (rho == 0.0) {
+      PetscCall(PBCGSFusedBreakdown(ksp, "<r,r0*> = 0 with a residual that has not converged"));
+      break;
+    }
+    if (sums1[BCGS_VR0] == 0.0) {
+      PetscCall(PBCGSFusedBreakdown(ksp, "<BAp,r0*> = 0"));
+      break;
+    }
+    alpha = rho / sums1[BCGS_VR0];
+
+    PBCGSStep(KSP_PBCGSFused_UpdateS, bcgs->steps->update_s(ksp, bcgs, alpha));
+    PBCGSStep(KSP_PBCGSFused_ProductS, bcgs->steps->product_s(ksp, bcgs, sums2));
+    PetscCall(KSPFusedAllreduce(ksp, &bcgs->fused, BCGS_NSUMS2, sums2));
+    KSPCheckDot(ksp, sums2[BCGS_TT]);
+    KSPCheckDot(ksp, sums2[BCGS_TS]);
+    KSPCheckDot(ksp, sums2[BCGS_TR0]);
+    KSPCheckDot(ksp, sums2[BCGS_SR0]);
+    if (sums2[BCGS_TT] == 0.0) {
+      if (sums2[BCGS_SS] != 0.0) {
+        PetscCall(PBCGSFusedBreakdown(ksp, "B A s = 0 with s != 0"));
+        break;
+      }
+      /* s = 0: x + alpha p solves the system; the next norm says so */
+      omega = 0.0;
+      beta  = 0.0;
+    } else {
+      omega = sums2[BCGS_TS] / sums2[BCGS_TT];
+      if (omega == 0.0) {
+        PetscCall(PBCGSFusedBreakdown(ksp, "omega = <t,s>/<t,t> = 0"));
+        break;
+      }
+      /* <r',r0*> = <s,r0*> - omega <t,r0*>, known before r' is formed */
+      beta = (sums2[BCGS_SR0] - omega * sums2[BCGS_TR0]) / rho * (alpha / omega);
+    }
+    PBCGSStep(KSP_PBCGSFused_UpdateXRP, bcgs->steps->update_xrp(ksp, bcgs, alpha, omega, beta, sums1));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPReset_PBCGSFused(KSP ksp)
+{
+  KSP_PBCGSFused *bcgs = (KSP_PBCGSFused *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedReset(&bcgs->fused));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPDestroy_PBCGSFused(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPReset_PBCGSFused(ksp));
+  PetscCall(KSPFusedDecomposeBackend(ksp));
+  PetscCall(KSPDestroyDefault(ksp));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPView_PBCGSFused(KSP ksp, PetscViewer viewer)
+{
+  KSP_PBCGSFused *bcgs = (KSP_PBCGSFused *)ksp->data;
+  PetscBool       iascii;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
+  if (iascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  pipelined BiCGStab (Rupp et al. 2015): 4 fused steps and 2 packed reductions per iteration\n"));
+  PetscCall(KSPFusedView(ksp, &bcgs->fused, viewer));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPSetFromOptions_PBCGSFused(KSP ksp, PetscOptionItems *PetscOptionsObject)
+{
+  KSP_PBCGSFused *bcgs = (KSP_PBCGSFused *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedSetFromOptions(ksp, &bcgs->fused, PetscOptionsObject));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   KSPPBCGSFUSED - Pipelined BiCGStab with the vector work fused into four steps per iteration.
+
+   Options Database Keys:
+.  -ksp_fused_backend <auto,cuda,reference> - where the fused steps run
+
+   Notes:
+   The iteration of Rupp, Weinbub, Juengel and Grasser (2015), Algorithm 4: v = B A p with <v,r0*>; s = r - alpha v;
+   t = B A s with <t,t>, <t,s>, <t,r0*>, <s,r0*>; then x, r and p in one pass with the residual norm and <r,r0*> of
+   the next iteration. beta comes from <s,r0*> - omega <t,r0*>, so p is updated in the same pass as r.
+
+   Left preconditioning with the preconditioned norm (the default of `KSPBCGS`) or no norm. `PCNONE` and `PCJACOBI`
+   are fused; any other `PC` runs through `PCApply()`.
+
+   Level: intermediate
+
+.seealso: `KSPBCGS`, `KSPPCGFUSED`, `KSPPGMRESFUSED`, `KSPFusedSetBackend()`
+M*/
+PETSC_EXTERN PetscErrorCode KSPCreate_PBCGSFused(KSP ksp)
+{
+  KSP_PBCGSFused *bcgs;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&bcgs));
+  ksp->data = (void *)bcgs;
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 3));
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
+  PetscCall(KSPFusedComposeBackend(ksp, &bcgs->fused));
+
+  ksp->ops->setup          = KSPSetUp_PBCGSFused;
+  ksp->ops->solve          = KSPSolve_PBCGSFused;
+  ksp->ops->reset          = KSPReset_PBCGSFused;
+  ksp->ops->destroy        = KSPDestroy_PBCGSFused;
+  ksp->ops->view           = KSPView_PBCGSFused;
+  ksp->ops->setfromoptions = KSPSetFromOptions_PBCGSFused;
+  ksp->ops->buildsolution  = KSPBuildSolutionDefault;
+  ksp->ops->buildresidual  = KSPBuildResidualDefault;
+  PetscFunctionReturn(0);
+}

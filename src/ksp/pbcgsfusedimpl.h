@@ -1,0 +1,37 @@
+/* pbcgsfused: pipelined BiCGStab of Rupp et al. (2015, Algorithm 4). Four
+   fused steps per iteration. The inner products of an iteration travel in
+   two packed reductions: a small one with <v,r0*> that alpha needs (with the
+   residual norm and <r,r0*> riding along), and the main one with the four
+   products that omega and beta need. */
+#ifndef PBCGSFUSEDIMPL_H
+#define PBCGSFUSEDIMPL_H
+#include "ksp/fusedimpl.h"
+
+/* First reduction: after v = B A p */
+enum { BCGS_RR, BCGS_RR0, BCGS_VR0, BCGS_NSUMS1 };
+/* Second reduction: after t = B A s */
+enum { BCGS_TT, BCGS_TS, BCGS_TR0, BCGS_SR0, BCGS_SS, BCGS_NSUMS2 };
+
+typedef struct _KSP_PBCGSFused KSP_PBCGSFused;
+
+typedef struct {
+  /* r = B (b - A x), r0* = r, p = r; partial RR, RR0 */
+  PetscErrorCode (*start)(KSP, KSP_PBCGSFused *, PetscScalar partial1[]);
+  /* v = B A p; partial VR0 */
+  PetscErrorCode (*product_p)(KSP, KSP_PBCGSFused *, PetscScalar partial1[]);
+  /* s = r - alpha v */
+  PetscErrorCode (*update_s)(KSP, KSP_PBCGSFused *, PetscScalar alpha);
+  /* t = B A s; partial TT, TS, TR0, SR0, SS */
+  PetscErrorCode (*product_s)(KSP, KSP_PBCGSFused *, PetscScalar partial2[]);
+  /* x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v); partial RR, RR0 */
+  PetscErrorCode (*update_xrp)(KSP, KSP_PBCGSFused *, PetscScalar alpha, PetscScalar omega, PetscScalar beta, PetscScalar partial1[]);
+} KSPPBCGSFusedSteps;
+
+struct _KSP_PBCGSFused {
+  KSPFused                  fused; /* first: the shared driver reads it through ksp->data */
+  Vec                       r, rstar, p, v, s, t, tmp;
+  const KSPPBCGSFusedSteps *steps;
+};
+
+PETSC_INTERN const KSPPBCGSFusedSteps KSPPBCGSFusedSteps_Reference;
+#endif

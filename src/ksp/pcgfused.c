@@ -1,0 +1,181 @@
+/* pcgfused: the pipelined CG iteration, written once over the steps of
+   pcgfusedimpl.h; the backend supplies the steps. */
+#include "ksp/pcgfusedimpl.h"
+
+static PetscErrorCode KSPSetUp_PCGFused(KSP ksp)
+{
+  KSP_PCGFused *cg = (KSP_PCGFused *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedSetUp(ksp, &cg->fused));
+  PetscCall(KSPSetWorkVecs(ksp, 5));
+  cg->r     = ksp->work[0];
+  cg->p     = ksp->work[1];
+  cg->y     = ksp->work[2];
+  cg->z     = ksp->work[3];
+  cg->w     = ksp->work[4];
+  cg->steps = &KSPPCGFusedSteps_Reference;
+  PetscFunctionReturn(0);
+}
+
+/* The residual norm of iteration i from its synchronization point */
+static PetscReal PCGFusedNorm(KSP ksp, const PetscScalar sums[])
+{
+  switch (ksp->normtype) {
+  case KSP_NORM_PRECONDITIONED:
+  case KSP_NORM_UNPRECONDITIONED:
+    return PetscSqrtReal(PetscAbsScalar(sums[PCG_NORM]));
+  case KSP_NORM_NATURAL:
+    return PetscSqrtReal(PetscAbsScalar(sums[PCG_RZ]));
+  default:
+    return 0.0;
+  }
+}
+
+static PetscErrorCode KSPSolve_PCGFused(KSP ksp)
+{
+  KSP_PCGFused *cg = (KSP_PCGFused *)ksp->data;
+  PetscScalar   sums[PCG_NSUMS], alpha, beta;
+  PetscInt      i;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedPrepareSolve(ksp, &cg->fused));
+  PetscCall(PetscLogEventBegin(KSP_PCGFused_Update, ksp, 0, 0, 0));
+  PetscCall(cg->steps->start(ksp, cg, sums));
+  PetscCall(PetscLogEventEnd(KSP_PCGFused_Update, ksp, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(KSP_PCGFused_Product, ksp, 0, 0, 0));
+  PetscCall(cg->steps->product(ksp, cg, sums));
+  PetscCall(PetscLogEventEnd(KSP_PCGFused_Product, ksp, 0, 0, 0));
+  PetscCall(KSPFusedAllreduce(ksp, &cg->fused, PCG_NSUMS, sums));
+
+  for (i = 0;; i++) {
+    const PetscReal rnorm = PCGFusedNorm(ksp, sums);
+    PetscScalar     rz, py, yw;
+
+    KSPCheckNorm(ksp, rnorm);
+    if (ksp->reason) break;
+    PetscCall(KSPFusedConverged(ksp, i, rnorm));
+    if (ksp->reason) break;
+    if (i >= ksp->max_it) {
+      ksp->reason = KSP_DIVERGED_ITS;
+      break;
+    }
+    rz = sums[PCG_RZ];
+    py = sums[PCG_PY];
+    yw = sums[PCG_YW];
+    KSPCheckDot(ksp, rz);
+    KSPCheckDot(ksp, py);
+    KSPCheckDot(ksp, yw);
+    /* the same verdicts PETSc's cg gives */
+    if (PetscRealPart(rz) < 0.0) {
+      ksp->reason = KSP_DIVERGED_INDEFINITE_PC;
+      PetscCall(PetscInfo(ksp, "Diverged due to indefinite preconditioner, <r,Br> = %g\n", (double)PetscRealPart(rz)));
+      break;
+    }
+    if (PetscRealPart(py) <= 0.0) {
+      ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
+      PetscCall(PetscInfo(ksp, "Diverged due to indefinite or singular matrix, <p,Ap> = %g\n", (double)PetscRealPart(py)));
+      break;
+    }
+    if (rz == 0.0) {
+      ksp->reason = KSP_DIVERGED_BREAKDOWN;
+      PetscCall(PetscInfo(ksp, "Breakdown: <r,Br> = 0 with a residual that has not converged\n"));
+      break;
+    }
+    alpha = rz / py;
+    beta  = alpha * alpha * yw / rz - 1.0; /* = <r',z'>/<r,z> without a second reduction */
+
+    PetscCall(PetscLogEventBegin(KSP_PCGFused_Update, ksp, 0, 0, 0));
+    PetscCall(cg->steps->update(ksp, cg, alpha, beta, sums));
+    PetscCall(PetscLogEventEnd(KSP_PCGFused_Update, ksp, 0, 0, 0));
+    PetscCall(PetscLogEventBegin(KSP_PCGFused_Product, ksp, 0, 0, 0));
+    PetscCall(cg->steps->product(ksp, cg, sums));
+    PetscCall(PetscLogEventEnd(KSP_PCGFused_Product, ksp, 0, 0, 0));
+    PetscCall(KSPFusedAllreduce(ksp, &cg->fused, PCG_NSUMS, sums));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPReset_PCGFused(KSP ksp)
+{
+  KSP_PCGFused *cg = (KSP_PCGFused *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedReset(&cg->fused));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPDestroy_PCGFused(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPReset_PCGFused(ksp));
+  PetscCall(KSPFusedDecomposeBackend(ksp));
+  PetscCall(KSPDestroyDefault(ksp));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPView_PCGFused(KSP ksp, PetscViewer viewer)
+{
+  KSP_PCGFused *cg = (KSP_PCGFused *)ksp->data;
+  PetscBool     iascii;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
+  if (iascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  pipelined CG (Rupp et al. 2015): 2 fused steps and 1 synchronization point per iteration\n"));
+  PetscCall(KSPFusedView(ksp, &cg->fused, viewer));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPSetFromOptions_PCGFused(KSP ksp, PetscOptionItems *PetscOptionsObject)
+{
+  KSP_PCGFused *cg = (KSP_PCGFused *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedSetFromOptions(ksp, &cg->fused, PetscOptionsObject));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   KSPPCGFUSED - Pipelined conjugate gradients with the vector work fused into two steps per iteration
+   and one global reduction per iteration, for symmetric positive definite operators and preconditioners.
+
+   Options Database Keys:
+.  -ksp_fused_backend <auto,cuda,reference> - where the fused steps run
+
+   Notes:
+   The iteration is that of Rupp, Weinbub, Juengel and Grasser, "Pipelined iterative solvers with kernel fusion
+   for GPUs" (2015), Algorithm 2, with a preconditioner: one step updates x, r, z and p and reduces <r,z> and the
+   norm; the other forms y = A p and w = B y and reduces <p,y> and <y,w>. The next <r,z> is taken from
+   alpha^2 <y,w> - <r,z>, which lets p be updated in the same pass as r.
+
+   `PCNONE` and `PCJACOBI` are applied inside the fused steps; any other `PC` runs through `PCApply()` and
+   `KSPView()` says so. Supports left preconditioning with the preconditioned (default), unpreconditioned,
+   natural and no norm, as `KSPCG` does.
+
+   Level: intermediate
+
+.seealso: `KSPCG`, `KSPPIPECG`, `KSPPBCGSFUSED`, `KSPPGMRESFUSED`, `KSPFusedSetBackend()`
+M*/
+PETSC_EXTERN PetscErrorCode KSPCreate_PCGFused(KSP ksp)
+{
+  KSP_PCGFused *cg;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&cg));
+  ksp->data = (void *)cg;
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 3));
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_LEFT, 2));
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NATURAL, PC_LEFT, 2));
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
+  PetscCall(KSPFusedComposeBackend(ksp, &cg->fused));
+
+  ksp->ops->setup          = KSPSetUp_PCGFused;
+  ksp->ops->solve          = KSPSolve_PCGFused;
+  ksp->ops->reset          = KSPReset_PCGFused;
+  ksp->ops->destroy        = KSPDestroy_PCGFused;
+  ksp->ops->view           = KSPView_PCGFused;
+  ksp->ops->setfromoptions = KSPSetFromOptions_PCGFused;
+  ksp->ops->buildsolution  = KSPBuildSolutionDefault;
+  ksp->ops->buildresidual  = KSPBuildResidualDefault;
+  PetscFunctionReturn(0);
+}

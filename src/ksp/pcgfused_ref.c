@@ -1,0 +1,131 @@
+/* pcgfused, reference backend: each fused step is one loop over the local
+   arrays. This is the oracle the CUDA kernels are tested against. */
+#include "ksp/pcgfusedimpl.h"
+
+/* The norm PETSc's cg reports for each norm type */
+static inline PetscScalar PCGNormTerm(KSPNormType type, PetscScalar r, PetscScalar z)
+{
+  switch (type) {
+  case KSP_NORM_PRECONDITIONED:
+    return z * z;
+  case KSP_NORM_UNPRECONDITIONED:
+    return r * r;
+  default:
+    return 0.0; /* NATURAL uses <r,z>; NONE reports nothing */
+  }
+}
+
+static PetscErrorCode PCGFusedStart_Reference(KSP ksp, KSP_PCGFused *cg, PetscScalar partial[])
+{
+  KSPFused          *fused = &cg->fused;
+  Mat                Amat;
+  PetscInt           n, i;
+  const PetscScalar *r, *d = NULL, *zh = NULL;
+  PetscScalar       *p, rz = 0.0, nn = 0.0;
+
+  PetscFunctionBegin;
+  PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
+  if (ksp->guess_zero) PetscCall(VecCopy(ksp->vec_rhs, cg->r));
+  else {
+    PetscCall(MatMult(Amat, ksp->vec_sol, cg->r));
+    PetscCall(VecAYPX(cg->r, -1.0, ksp->vec_rhs));
+  }
+  if (fused->pcplace == KSP_FUSED_PC_HOST) PetscCall(KSP_PCApply(ksp, cg->r, cg->z));
+  PetscCall(VecGetLocalSize(cg->r, &n));
+  PetscCall(VecGetArrayRead(cg->r, &r));
+  PetscCall(VecGetArrayWrite(cg->p, &p));
+  if (fused->pcplace == KSP_FUSED_PC_JACOBI) PetscCall(VecGetArrayRead(fused->dinv, &d));
+  if (fused->pcplace == KSP_FUSED_PC_HOST) PetscCall(VecGetArrayRead(cg->z, &zh));
+  for (i = 0; i < n; i++) {
+    const PetscScalar z = d ? d[i] * r[i] : (zh ? zh[i] : r[i]);
+    p[i] = z;
+    rz += r[i] * z;
+    nn += PCGNormTerm(ksp->normtype, r[i], z);
+  }
+  if (d) PetscCall(VecRestoreArrayRead(fused->dinv, &d));
+  if (zh) PetscCall(VecRestoreArrayRead(cg->z, &zh));
+  PetscCall(VecRestoreArrayWrite(cg->p, &p));
+  PetscCall(VecRestoreArrayRead(cg->r, &r));
+  partial[PCG_RZ]   = rz;
+  partial[PCG_NORM] = nn;
+  PetscCall(PetscLogFlops(5.0 * n));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCGFusedUpdate_Reference(KSP ksp, KSP_PCGFused *cg, PetscScalar alpha, PetscScalar beta, PetscScalar partial[])
+{
+  KSPFused          *fused = &cg->fused;
+  PetscInt           n, i;
+  const PetscScalar *y, *d = NULL, *w = NULL;
+  PetscScalar       *x, *r, *p, *zh = NULL, rz = 0.0, nn = 0.0;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(cg->r, &n));
+  PetscCall(VecGetArray(ksp->vec_sol, &x));
+  PetscCall(VecGetArray(cg->r, &r));
+  PetscCall(VecGetArray(cg->p, &p));
+  PetscCall(VecGetArrayRead(cg->y, &y));
+  if (fused->pcplace == KSP_FUSED_PC_JACOBI) PetscCall(VecGetArrayRead(fused->dinv, &d));
+  if (fused->pcplace == KSP_FUSED_PC_HOST) {
+    PetscCall(VecGetArray(cg->z, &zh));
+    PetscCall(VecGetArrayRead(cg->w, &w));
+  }
+  for (i = 0; i < n; i++) {
+    PetscScalar z;
+
+    x[i] += alpha * p[i];
+    r[i] -= alpha * y[i];
+    if (zh) z = zh[i] = zh[i] - alpha * w[i];
+    else z = d ? d[i] * r[i] : r[i];
+    p[i] = z + beta * p[i];
+    rz += r[i] * z;
+    nn += PCGNormTerm(ksp->normtype, r[i], z);
+  }
+  if (zh) {
+    PetscCall(VecRestoreArray(cg->z, &zh));
+    PetscCall(VecRestoreArrayRead(cg->w, &w));
+  }
+  if (d) PetscCall(VecRestoreArrayRead(fused->dinv, &d));
+  PetscCall(VecRestoreArrayRead(cg->y, &y));
+  PetscCall(VecRestoreArray(cg->p, &p));
+  PetscCall(VecRestoreArray(cg->r, &r));
+  PetscCall(VecRestoreArray(ksp->vec_sol, &x));
+  partial[PCG_RZ]   = rz;
+  partial[PCG_NORM] = nn;
+  PetscCall(PetscLogFlops(10.0 * n));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCGFusedProduct_Reference(KSP ksp, KSP_PCGFused *cg, PetscScalar partial[])
+{
+  KSPFused          *fused = &cg->fused;
+  Mat                Amat;
+  PetscInt           n, i;
+  const PetscScalar *p, *y, *d = NULL, *w = NULL;
+  PetscScalar        py = 0.0, yw = 0.0;
+
+  PetscFunctionBegin;
+  PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
+  PetscCall(MatMult(Amat, cg->p, cg->y));
+  if (fused->pcplace == KSP_FUSED_PC_HOST) PetscCall(KSP_PCApply(ksp, cg->y, cg->w));
+  PetscCall(VecGetLocalSize(cg->y, &n));
+  PetscCall(VecGetArrayRead(cg->p, &p));
+  PetscCall(VecGetArrayRead(cg->y, &y));
+  if (fused->pcplace == KSP_FUSED_PC_JACOBI) PetscCall(VecGetArrayRead(fused->dinv, &d));
+  if (fused->pcplace == KSP_FUSED_PC_HOST) PetscCall(VecGetArrayRead(cg->w, &w));
+  for (i = 0; i < n; i++) {
+    const PetscScalar wi = w ? w[i] : (d ? d[i] * y[i] : y[i]);
+    py += p[i] * y[i];
+    yw += y[i] * wi;
+  }
+  if (w) PetscCall(VecRestoreArrayRead(cg->w, &w));
+  if (d) PetscCall(VecRestoreArrayRead(fused->dinv, &d));
+  PetscCall(VecRestoreArrayRead(cg->y, &y));
+  PetscCall(VecRestoreArrayRead(cg->p, &p));
+  partial[PCG_PY] = py;
+  partial[PCG_YW] = yw;
+  PetscCall(PetscLogFlops(5.0 * n));
+  PetscFunctionReturn(0);
+}
+
+const KSPPCGFusedSteps KSPPCGFusedSteps_Reference = {PCGFusedStart_Reference, PCGFusedUpdate_Reference, PCGFusedProduct_Reference};

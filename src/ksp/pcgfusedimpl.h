@@ -1,0 +1,32 @@
+/* pcgfused: pipelined CG of Rupp et al. (2015, Algorithm 2). Two fused steps
+   per iteration and one synchronization point carrying <r,z>, the norm,
+   <p,y> and <y,w>; the residual product of the next iteration comes from
+   rz' = alpha^2 <y,w> - rz, so p can be updated in the same pass as r. */
+#ifndef PCGFUSEDIMPL_H
+#define PCGFUSEDIMPL_H
+#include "ksp/fusedimpl.h"
+
+/* Partial sums of the synchronization point, in this order */
+enum { PCG_RZ, PCG_NORM, PCG_PY, PCG_YW, PCG_NSUMS };
+
+typedef struct _KSP_PCGFused KSP_PCGFused;
+
+/* Each step is one pass over the vectors; partial[] receives this rank's sums. */
+typedef struct {
+  /* r = b - A x, z = B r, p = z; partial RZ and NORM */
+  PetscErrorCode (*start)(KSP, KSP_PCGFused *, PetscScalar partial[]);
+  /* x += alpha p, r -= alpha y, z -= alpha w, p = z + beta p; partial RZ and NORM */
+  PetscErrorCode (*update)(KSP, KSP_PCGFused *, PetscScalar alpha, PetscScalar beta, PetscScalar partial[]);
+  /* y = A p, w = B y; partial PY and YW */
+  PetscErrorCode (*product)(KSP, KSP_PCGFused *, PetscScalar partial[]);
+} KSPPCGFusedSteps;
+
+struct _KSP_PCGFused {
+  KSPFused                fused; /* first: the shared driver reads it through ksp->data */
+  Vec                     r, p, y;
+  Vec                     z, w; /* only where the PC runs on the host; fused PCs form them on the fly */
+  const KSPPCGFusedSteps *steps;
+};
+
+PETSC_INTERN const KSPPCGFusedSteps KSPPCGFusedSteps_Reference;
+#endif

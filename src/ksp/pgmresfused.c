@@ -1,0 +1,380 @@
+/* pgmresfused: the restarted simpler-GMRES cycle over the steps of
+   pgmresfusedimpl.h. */
+#include "ksp/pgmresfusedimpl.h"
+
+#define PGMRESStep(event, call) \
+  do { \
+    PetscCall(PetscLogEventBegin(event, ksp, 0, 0, 0)); \
+    PetscCall(call); \
+    PetscCall(PetscLogEventEnd(event, ksp, 0, 0, 0)); \
+  } while (0)
+
+static PetscErrorCode KSPSetUp_PGMRESFused(KSP ksp)
+{
+  KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
+  const PetscInt   m  = gm->restart;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedSetUp(ksp, &gm->fused));
+  PetscCall(KSPSetWorkVecs(ksp, 5));
+  gm->r    = ksp->work[0];
+  gm->z0   = ksp->work[1];
+  gm->w    = ksp->work[2];
+  gm->tmp  = ksp->work[3];
+  gm->tmp2 = ksp->work[4];
+  if (!gm->V) {
+    PetscCall(VecDuplicateVecs(ksp->vec_sol, m, &gm->V));
+    PetscCall(PetscCalloc5(m * m, &gm->R, m, &gm->xi, m, &gm->t, m + 1, &gm->h, m + 1, &gm->sums));
+  }
+  gm->steps = &KSPPGMRESFusedSteps_Reference;
+  PetscFunctionReturn(0);
+}
+
+/* t = R(0:k,0:k)^{-1} xi(0:k) */
+static PetscErrorCode PGMRESFusedBackSolve(KSP_PGMRESFused *gm, PetscInt k)
+{
+  PetscInt i, l;
+
+  PetscFunctionBegin;
+  for (i = k - 1; i >= 0; i--) {
+    PetscScalar s = gm->xi[i];
+    for (l = i + 1; l < k; l++) s -= PGMRES_R(gm, i, l) * gm->t[l];
+    gm->t[i] = s / PGMRES_R(gm, i, i);
+  }
+  PetscFunctionReturn(0);
+}
+
+/* One Gram-Schmidt pass against v_0..v_{j-1}: the coefficients are added to
+   h, |w|^2 and <w,r> after the pass come back in sums. */
+static PetscErrorCode PGMRESFusedGramSchmidtPass(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscReal *hnorm, PetscScalar sums[])
+{
+  PetscInt  i;
+  PetscReal hh = 0.0;
+
+  PetscFunctionBegin;
+  PGMRESStep(KSP_PGMRESFused_MDot, gm->steps->mdot(ksp, gm, j, gm->sums));
+  PetscCall(KSPFusedAllreduce(ksp, &gm->fused, j + 1, gm->sums));
+  for (i = 0; i < j; i++) {
+    KSPCheckDot(ksp, gm->sums[i]);
+    gm->h[i] += gm->sums[i];
+    hh += PetscRealPart(gm->sums[i] * gm->sums[i]);
+  }
+  *hnorm = PetscSqrtReal(hh);
+  PGMRESStep(KSP_PGMRESFused_Orthog, gm->steps->orthog(ksp, gm, j, gm->sums, sums));
+  PetscCall(KSPFusedAllreduce(ksp, &gm->fused, GMRES_NSUMS, sums));
+  PetscFunctionReturn(0);
+}
+
+/* One restart cycle; ksp->its counts Arnoldi steps over all cycles. */
+static PetscErrorCode PGMRESFusedCycle(KSP ksp)
+{
+  KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
+  PetscScalar      sums[GMRES_NSUMS];
+  PetscReal        rnorm0, rsq;
+  PetscInt         j, i;
+  PetscBool        breakdown = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  gm->k = 0;
+  PGMRESStep(KSP_PGMRESFused_Update, gm->steps->start(ksp, gm, sums));
+  PetscCall(KSPFusedAllreduce(ksp, &gm->fused, 1, sums));
+  rnorm0 = PetscSqrtReal(PetscAbsScalar(sums[0]));
+  KSPCheckNorm(ksp, rnorm0);
+  if (ksp->reason) PetscFunctionReturn(0);
+  /* as PETSc's gmres: the true residual of each cycle start is monitored and tested */
+  PetscCall(KSPFusedConverged(ksp, ksp->its, rnorm0));
+  if (rnorm0 == 0.0 && !ksp->reason) ksp->reason = KSP_CONVERGED_ATOL;
+  if (ksp->reason) PetscFunctionReturn(0);
+
+  rsq = rnorm0 * rnorm0;
+  for (j = 0; j < gm->restart && ksp->its < ksp->max_it; j++) {
+    PetscReal   wnorm_before, hnorm = 0.0, rjj;
+    PetscScalar xi;
+
+    PGMRESStep(KSP_PGMRESFused_Product, gm->steps->product(ksp, gm, j, 1.0 / rnorm0));
+    for (i = 0; i < j; i++) gm->h[i] = 0.0;
+    if (j == 0) {
+      PGMRESStep(KSP_PGMRESFused_Orthog, gm->steps->orthog(ksp, gm, 0, NULL, sums));
+      PetscCall(KSPFusedAllreduce(ksp, &gm->fused, GMRES_NSUMS, sums));
+      wnorm_before = PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW]));
+    } else {
+      PetscCall(PGMRESFusedGramSchmidtPass(ksp, gm, j, &hnorm, sums));
+      if (ksp->reason) PetscFunctionReturn(0);
+      wnorm_before = PetscSqrtReal(PetscAbsScalar(gm->sums[j]));
+      if (gm->cgstype == KSP_GMRES_CGS_REFINE_ALWAYS || (gm->cgstype == KSP_GMRES_CGS_REFINE_IFNEEDED && PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW])) < hnorm)) {
+        PetscCall(PetscInfo(ksp, "Second Gram-Schmidt pass at step %" PetscInt_FMT ": |w| %g, |h| %g\n", j, (double)PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW])), (double)hnorm));
+        PetscCall(PGMRESFusedGramSchmidtPass(ksp, gm, j, &hnorm, sums));
+        if (ksp->reason) PetscFunctionReturn(0);
+      }
+    }
+    KSPCheckDot(ksp, sums[GMRES_WW]);
+    KSPCheckDot(ksp, sums[GMRES_WR]);
+    rjj = PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW]));
+    if (rjj <= gm->breakdowntol * wnorm_before) {
+      /* B A z_j lies in the span of the basis: the space is invariant */
+      PetscCall(PetscInfo(ksp, "Breakdown at step %" PetscInt_FMT " of the cycle: |w_orth| %g, |w| %g\n", j, (double)rjj, (double)wnorm_before));
+      breakdown = PETSC_TRUE;
+      break;
+    }
+    for (i = 0; i < j; i++) PGMRES_R(gm, i, j) = gm->h[i];
+    PGMRES_R(gm, j, j) = rjj;
+    xi                 = sums[GMRES_WR] / rjj;
+    gm->xi[j]          = xi;
+    PGMRESStep(KSP_PGMRESFused_Normalize, gm->steps->normalize(ksp, gm, j, 1.0 / rjj, xi));
+    gm->k = j + 1;
+    rsq   = PetscMax(rsq - PetscRealPart(xi * xi), 0.0);
+    PetscCall(KSPFusedConverged(ksp, ksp->its + 1, PetscSqrtReal(rsq)));
+    if (ksp->reason) break;
+  }
+
+  PetscCall(PGMRESFusedBackSolve(gm, gm->k));
+  PGMRESStep(KSP_PGMRESFused_Update, gm->steps->update(ksp, gm, gm->k, gm->t, ksp->vec_sol));
+  if (breakdown && !ksp->reason && gm->k == 0) {
+    ksp->reason = KSP_DIVERGED_BREAKDOWN;
+    PetscCall(PetscInfo(ksp, "Breakdown on the first step of a cycle: B A r = 0 with r != 0 (singular operator?)\n"));
+  }
+  gm->k = 0;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
+{
+  KSP_PGMRESFused *gm         = (KSP_PGMRESFused *)ksp->data;
+  const PetscBool  guess_zero = ksp->guess_zero;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedPrepareSolve(ksp, &gm->fused));
+  ksp->its = 0;
+  while (!ksp->reason) {
+    PetscCall(PGMRESFusedCycle(ksp));
+    /* x is no longer zero after a cycle; the user's setting is restored below */
+    ksp->guess_zero = PETSC_FALSE;
+    if (!ksp->reason && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
+  }
+  ksp->guess_zero = guess_zero;
+  PetscFunctionReturn(0);
+}
+
+/* The solution of the current step, also in the middle of a cycle (for
+   monitors such as -ksp_monitor_true_residual). */
+static PetscErrorCode KSPBuildSolution_PGMRESFused(KSP ksp, Vec ptr, Vec *result)
+{
+  KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
+
+  PetscFunctionBegin;
+  if (!ptr) {
+    if (!gm->solution) PetscCall(VecDuplicate(ksp->vec_sol, &gm->solution));
+    ptr = gm->solution;
+  }
+  PetscCall(VecCopy(ksp->vec_sol, ptr));
+  if (gm->k > 0) {
+    PetscCall(PGMRESFusedBackSolve(gm, gm->k));
+    PetscCall(gm->steps->update(ksp, gm, gm->k, gm->t, ptr));
+  }
+  if (result) *result = ptr;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPReset_PGMRESFused(KSP ksp)
+{
+  KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
+
+  PetscFunctionBegin;
+  if (gm->V) PetscCall(VecDestroyVecs(gm->restart, &gm->V));
+  PetscCall(VecDestroy(&gm->solution));
+  PetscCall(PetscFree5(gm->R, gm->xi, gm->t, gm->h, gm->sums));
+  PetscCall(KSPFusedReset(&gm->fused));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   KSPPGMRESFusedSetRestart - Sets the restart length m of `KSPPGMRESFUSED` (also reached through `KSPGMRESSetRestart()`).
+
+   Logically Collective
+
+   Input Parameters:
++  ksp     - the `KSP`
+-  restart - the number of basis vectors, at least 1
+
+   Options Database Key:
+.  -ksp_pgmresfused_restart <m> - the restart length (default 30)
+
+   Level: intermediate
+@*/
+PetscErrorCode KSPPGMRESFusedSetRestart(KSP ksp, PetscInt restart)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscValidLogicalCollectiveInt(ksp, restart, 2);
+  PetscTryMethod(ksp, "KSPGMRESSetRestart_C", (KSP, PetscInt), (ksp, restart));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   KSPPGMRESFusedGetRestart - Gets the restart length of `KSPPGMRESFUSED`.
+
+   Not Collective
+
+   Level: intermediate
+@*/
+PetscErrorCode KSPPGMRESFusedGetRestart(KSP ksp, PetscInt *restart)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscUseMethod(ksp, "KSPGMRESGetRestart_C", (KSP, PetscInt *), (ksp, restart));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPGMRESSetRestart_PGMRESFused(KSP ksp, PetscInt restart)
+{
+  KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCheck(restart >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "Restart of %s must be at least 1, not %" PetscInt_FMT, KSPPGMRESFUSED, restart);
+  if (restart != gm->restart && gm->V) {
+    /* the basis was sized for the old restart: build it anew at the next solve */
+    PetscCall(KSPReset_PGMRESFused(ksp));
+    ksp->setupstage = KSP_SETUP_NEW;
+  }
+  gm->restart = restart;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPGMRESGetRestart_PGMRESFused(KSP ksp, PetscInt *restart)
+{
+  KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
+
+  PetscFunctionBegin;
+  *restart = gm->restart;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPGMRESSetCGSRefinementType_PGMRESFused(KSP ksp, KSPGMRESCGSRefinementType type)
+{
+  KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
+
+  PetscFunctionBegin;
+  gm->cgstype = type;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPGMRESGetCGSRefinementType_PGMRESFused(KSP ksp, KSPGMRESCGSRefinementType *type)
+{
+  KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
+
+  PetscFunctionBegin;
+  *type = gm->cgstype;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPDestroy_PGMRESFused(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPReset_PGMRESFused(ksp));
+  PetscCall(KSPFusedDecomposeBackend(ksp));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetRestart_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESGetRestart_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetCGSRefinementType_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESGetCGSRefinementType_C", NULL));
+  PetscCall(KSPDestroyDefault(ksp));
+  PetscFunctionReturn(0);
+}
+
+/* PETSc's gmres spells these refine_never|refine_ifneeded|refine_always; the
+   short forms none|ifneeded|always are accepted too. */
+static const char *const PGMRESRefineNames[] = {"none", "ifneeded", "always", "never", "refine_never", "refine_ifneeded", "refine_always"};
+static const KSPGMRESCGSRefinementType PGMRESRefineValues[] = {KSP_GMRES_CGS_REFINE_NEVER, KSP_GMRES_CGS_REFINE_IFNEEDED, KSP_GMRES_CGS_REFINE_ALWAYS, KSP_GMRES_CGS_REFINE_NEVER, KSP_GMRES_CGS_REFINE_NEVER, KSP_GMRES_CGS_REFINE_IFNEEDED, KSP_GMRES_CGS_REFINE_ALWAYS};
+
+static PetscErrorCode KSPSetFromOptions_PGMRESFused(KSP ksp, PetscOptionItems *PetscOptionsObject)
+{
+  KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
+  PetscInt         restart = gm->restart;
+  char             refine[64];
+  PetscBool        set;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined fused GMRES options");
+  PetscCall(PetscOptionsInt("-ksp_pgmresfused_restart", "Number of Krylov basis vectors before a restart", "KSPPGMRESFusedSetRestart", restart, &restart, &set));
+  if (set) PetscCall(KSPPGMRESFusedSetRestart(ksp, restart));
+  PetscCall(PetscOptionsString("-ksp_pgmresfused_cgs_refinement_type", "Second classical Gram-Schmidt pass: none, ifneeded or always", "KSPGMRESSetCGSRefinementType", PGMRESRefineNames[gm->cgstype == KSP_GMRES_CGS_REFINE_NEVER ? 0 : gm->cgstype == KSP_GMRES_CGS_REFINE_IFNEEDED ? 1 : 2], refine, sizeof(refine), &set));
+  if (set) {
+    PetscInt  i;
+    PetscBool match = PETSC_FALSE;
+
+    for (i = 0; i < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(PGMRESRefineNames) && !match; i++) {
+      PetscCall(PetscStrcasecmp(refine, PGMRESRefineNames[i], &match));
+      if (match) gm->cgstype = PGMRESRefineValues[i];
+    }
+    PetscCheck(match, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pgmresfused_cgs_refinement_type %s: unknown value; use none, ifneeded or always", refine);
+  }
+  PetscCall(PetscOptionsReal("-ksp_pgmresfused_breakdown_tolerance", "Relative size of the orthogonalized vector below which the Krylov space counts as invariant", "", gm->breakdowntol, &gm->breakdowntol, &set));
+  PetscCheck(gm->breakdowntol >= 0.0 && gm->breakdowntol < 1.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pgmresfused_breakdown_tolerance %g must be in [0, 1)", (double)gm->breakdowntol);
+  PetscOptionsHeadEnd();
+  PetscCall(KSPFusedSetFromOptions(ksp, &gm->fused, PetscOptionsObject));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPView_PGMRESFused(KSP ksp, PetscViewer viewer)
+{
+  KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
+  PetscBool        iascii;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
+  if (iascii) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  pipelined simpler GMRES (Walker-Zhou, Rupp et al. 2015): restart=%" PetscInt_FMT "\n", gm->restart));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  classical Gram-Schmidt, second pass: %s\n", gm->cgstype == KSP_GMRES_CGS_REFINE_NEVER ? "never" : gm->cgstype == KSP_GMRES_CGS_REFINE_IFNEEDED ? "if needed" : "always"));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  4 fused steps and 2 packed reductions per Arnoldi step; breakdown tolerance %g\n", (double)gm->breakdowntol));
+  }
+  PetscCall(KSPFusedView(ksp, &gm->fused, viewer));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   KSPPGMRESFUSED - Restarted GMRES(m) in the pipelined "simpler GMRES" form, with classical Gram-Schmidt
+   and the inner products of each step fused into packed reductions.
+
+   Options Database Keys:
++  -ksp_pgmresfused_restart <30> - basis vectors per cycle
+.  -ksp_pgmresfused_cgs_refinement_type <none,ifneeded,always> - second Gram-Schmidt pass (as -ksp_gmres_cgs_refinement_type)
+.  -ksp_pgmresfused_breakdown_tolerance <tol> - relative size of the orthogonalized vector that counts as breakdown
+-  -ksp_fused_backend <auto,cuda,reference> - where the fused steps run
+
+   Notes:
+   Rupp, Weinbub, Juengel and Grasser (2015), Algorithm 6, after Walker and Zhou's simpler GMRES. The residual norm of
+   each step comes from the xi values, so the monitor shows the same norm as `KSPGMRES` (preconditioned with left,
+   unpreconditioned with right preconditioning) and convergence inside a cycle needs no extra work. `KSPGMRESSetRestart()`
+   and `KSPGMRESSetCGSRefinementType()` work on this type too.
+
+   Level: intermediate
+
+.seealso: `KSPGMRES`, `KSPPGMRES`, `KSPPCGFUSED`, `KSPPBCGSFUSED`, `KSPPGMRESFusedSetRestart()`
+M*/
+PETSC_EXTERN PetscErrorCode KSPCreate_PGMRESFused(KSP ksp)
+{
+  KSP_PGMRESFused *gm;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&gm));
+  ksp->data        = (void *)gm;
+  gm->restart      = 30;
+  gm->cgstype      = KSP_GMRES_CGS_REFINE_NEVER;
+  gm->breakdowntol = 10.0 * PETSC_MACHINE_EPSILON;
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 3));
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
+  PetscCall(KSPFusedComposeBackend(ksp, &gm->fused));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetRestart_C", KSPGMRESSetRestart_PGMRESFused));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESGetRestart_C", KSPGMRESGetRestart_PGMRESFused));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetCGSRefinementType_C", KSPGMRESSetCGSRefinementType_PGMRESFused));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESGetCGSRefinementType_C", KSPGMRESGetCGSRefinementType_PGMRESFused));
+
+  ksp->ops->setup          = KSPSetUp_PGMRESFused;
+  ksp->ops->solve          = KSPSolve_PGMRESFused;
+  ksp->ops->reset          = KSPReset_PGMRESFused;
+  ksp->ops->destroy        = KSPDestroy_PGMRESFused;
+  ksp->ops->view           = KSPView_PGMRESFused;
+  ksp->ops->setfromoptions = KSPSetFromOptions_PGMRESFused;
+  ksp->ops->buildsolution  = KSPBuildSolution_PGMRESFused;
+  ksp->ops->buildresidual  = KSPBuildResidualDefault;
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,126 @@
+/* pgmresfused, reference backend: each step one pass over the local arrays
+   (the basis read once per pass), the oracle for the CUDA kernels. */
+#include "ksp/pgmresfusedimpl.h"
+
+static PetscErrorCode PGMRESFusedStart_Reference(KSP ksp, KSP_PGMRESFused *gm, PetscScalar partial[])
+{
+  Mat                Amat;
+  PetscInt           n, i;
+  const PetscScalar *r;
+  PetscScalar        rr = 0.0;
+
+  PetscFunctionBegin;
+  PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
+  if (ksp->guess_zero) PetscCall(VecCopy(ksp->vec_rhs, gm->tmp));
+  else {
+    PetscCall(MatMult(Amat, ksp->vec_sol, gm->tmp));
+    PetscCall(VecAYPX(gm->tmp, -1.0, ksp->vec_rhs));
+  }
+  if (ksp->pc_side == PC_LEFT) PetscCall(KSPFusedApplyPC_Reference(ksp, &gm->fused, gm->tmp, gm->r));
+  else PetscCall(VecCopy(gm->tmp, gm->r));
+  PetscCall(VecGetLocalSize(gm->r, &n));
+  PetscCall(VecGetArrayRead(gm->r, &r));
+  for (i = 0; i < n; i++) rr += r[i] * r[i];
+  PetscCall(VecRestoreArrayRead(gm->r, &r));
+  partial[0] = rr;
+  PetscCall(PetscLogFlops(2.0 * n));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PGMRESFusedProduct_Reference(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscScalar scale)
+{
+  PetscFunctionBegin;
+  if (j == 0) {
+    PetscCall(VecAXPBY(gm->z0, scale, 0.0, gm->r));
+    PetscCall(KSPFusedApplyOp_Reference(ksp, &gm->fused, gm->z0, gm->w, gm->tmp));
+  } else PetscCall(KSPFusedApplyOp_Reference(ksp, &gm->fused, gm->V[j - 1], gm->w, gm->tmp));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PGMRESFusedMDot_Reference(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscScalar partial[])
+{
+  PetscInt           n, i, l;
+  const PetscScalar *w, *v;
+
+  PetscFunctionBegin;
+  (void)ksp;
+  PetscCall(VecGetLocalSize(gm->w, &n));
+  PetscCall(VecGetArrayRead(gm->w, &w));
+  for (l = 0; l <= j; l++) partial[l] = 0.0;
+  for (l = 0; l < j; l++) {
+    PetscCall(VecGetArrayRead(gm->V[l], &v));
+    for (i = 0; i < n; i++) partial[l] += v[i] * w[i];
+    PetscCall(VecRestoreArrayRead(gm->V[l], &v));
+  }
+  for (i = 0; i < n; i++) partial[j] += w[i] * w[i];
+  PetscCall(VecRestoreArrayRead(gm->w, &w));
+  PetscCall(PetscLogFlops(2.0 * n * (j + 1)));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PGMRESFusedOrthog_Reference(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, const PetscScalar h[], PetscScalar partial[])
+{
+  PetscInt           n, i, l;
+  const PetscScalar *r, *v;
+  PetscScalar       *w, ww = 0.0, wr = 0.0;
+
+  PetscFunctionBegin;
+  (void)ksp;
+  PetscCall(VecGetLocalSize(gm->w, &n));
+  PetscCall(VecGetArray(gm->w, &w));
+  for (l = 0; l < j; l++) {
+    PetscCall(VecGetArrayRead(gm->V[l], &v));
+    for (i = 0; i < n; i++) w[i] -= h[l] * v[i];
+    PetscCall(VecRestoreArrayRead(gm->V[l], &v));
+  }
+  PetscCall(VecGetArrayRead(gm->r, &r));
+  for (i = 0; i < n; i++) {
+    ww += w[i] * w[i];
+    wr += w[i] * r[i];
+  }
+  PetscCall(VecRestoreArrayRead(gm->r, &r));
+  PetscCall(VecRestoreArray(gm->w, &w));
+  partial[GMRES_WW] = ww;
+  partial[GMRES_WR] = wr;
+  PetscCall(PetscLogFlops(2.0 * n * (j + 2)));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PGMRESFusedNormalize_Reference(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscScalar scale, PetscScalar xi)
+{
+  PetscInt           n, i;
+  const PetscScalar *w;
+  PetscScalar       *v, *r;
+
+  PetscFunctionBegin;
+  (void)ksp;
+  PetscCall(VecGetLocalSize(gm->w, &n));
+  PetscCall(VecGetArrayRead(gm->w, &w));
+  PetscCall(VecGetArrayWrite(gm->V[j], &v));
+  PetscCall(VecGetArray(gm->r, &r));
+  for (i = 0; i < n; i++) {
+    v[i] = scale * w[i];
+    r[i] -= xi * v[i];
+  }
+  PetscCall(VecRestoreArray(gm->r, &r));
+  PetscCall(VecRestoreArrayWrite(gm->V[j], &v));
+  PetscCall(VecRestoreArrayRead(gm->w, &w));
+  PetscCall(PetscLogFlops(3.0 * n));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PGMRESFusedUpdate_Reference(KSP ksp, KSP_PGMRESFused *gm, PetscInt k, const PetscScalar t[], Vec y)
+{
+  PetscFunctionBegin;
+  if (k == 0) PetscFunctionReturn(0);
+  /* tmp = sum t_i z_i with z_0 = r0/|r0| and z_i = v_{i-1} */
+  PetscCall(VecAXPBY(gm->tmp, t[0], 0.0, gm->z0));
+  if (k > 1) PetscCall(VecMAXPY(gm->tmp, k - 1, t + 1, gm->V));
+  if (ksp->pc_side == PC_RIGHT) {
+    PetscCall(KSPFusedApplyPC_Reference(ksp, &gm->fused, gm->tmp, gm->tmp2));
+    PetscCall(VecAXPY(y, 1.0, gm->tmp2));
+  } else PetscCall(VecAXPY(y, 1.0, gm->tmp));
+  PetscFunctionReturn(0);
+}
+
+const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_Reference = {PGMRESFusedStart_Reference, PGMRESFusedProduct_Reference, PGMRESFusedMDot_Reference, PGMRESFusedOrthog_Reference, PGMRESFusedNormalize_Reference, PGMRESFusedUpdate_Reference};

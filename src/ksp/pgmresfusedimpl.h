@@ -1,0 +1,51 @@
+/* pgmresfused: restarted simpler GMRES (Walker and Zhou) with classical
+   Gram-Schmidt, as pipelined by Rupp et al. (2015, Algorithm 6).
+
+   The basis is Z = [r0/|r0|, v_0, ..., v_{m-2}] with A Z = V R, V orthonormal
+   and R upper triangular. xi_j = <v_j, r_j> gives the residual norm of every
+   step, |r_{j+1}|^2 = |r_j|^2 - xi_j^2, so convergence inside a cycle is seen
+   without a least-squares solve, and the update x += Z R^{-1} xi uses only
+   the first k basis vectors. Each Arnoldi step has four fused steps and two
+   packed reductions (three with a second Gram-Schmidt pass). */
+#ifndef PGMRESFUSEDIMPL_H
+#define PGMRESFUSEDIMPL_H
+#include "ksp/fusedimpl.h"
+
+/* Sums of the orthogonalization step, in this order */
+enum { GMRES_WW, GMRES_WR, GMRES_NSUMS };
+
+typedef struct _KSP_PGMRESFused KSP_PGMRESFused;
+
+typedef struct {
+  /* r = B (b - A x) (left) or b - A x (right); partial <r,r> */
+  PetscErrorCode (*start)(KSP, KSP_PGMRESFused *, PetscScalar partial[]);
+  /* w = Op z_j, where z_0 = scale r (and stored), z_j = v_{j-1} */
+  PetscErrorCode (*product)(KSP, KSP_PGMRESFused *, PetscInt j, PetscScalar scale);
+  /* partial[i] = <v_i, w> for i < j, partial[j] = <w, w> */
+  PetscErrorCode (*mdot)(KSP, KSP_PGMRESFused *, PetscInt j, PetscScalar partial[]);
+  /* w -= sum_{i<j} h_i v_i; partial WW = <w,w> and WR = <w,r> */
+  PetscErrorCode (*orthog)(KSP, KSP_PGMRESFused *, PetscInt j, const PetscScalar h[], PetscScalar partial[]);
+  /* v_j = scale w, r -= xi v_j */
+  PetscErrorCode (*normalize)(KSP, KSP_PGMRESFused *, PetscInt j, PetscScalar scale, PetscScalar xi);
+  /* y += B^{right} sum_{i<k} t_i z_i */
+  PetscErrorCode (*update)(KSP, KSP_PGMRESFused *, PetscInt k, const PetscScalar t[], Vec y);
+} KSPPGMRESFusedSteps;
+
+struct _KSP_PGMRESFused {
+  KSPFused                   fused; /* first: the shared driver reads it through ksp->data */
+  PetscInt                   restart;
+  KSPGMRESCGSRefinementType  cgstype;
+  PetscReal                  breakdowntol; /* |w_orth| below this times |w| is a (happy) breakdown */
+  Vec                        r, z0, w, tmp, tmp2;
+  Vec                       *V;            /* restart vectors */
+  Vec                        solution;     /* KSPBuildSolution() without a vector of the caller's */
+  PetscScalar               *R;            /* restart x restart, column-major */
+  PetscScalar               *xi, *t, *h, *sums;
+  PetscInt                   k;            /* steps done in the current cycle */
+  const KSPPGMRESFusedSteps *steps;
+};
+
+#define PGMRES_R(gm, i, j) ((gm)->R[(i) + (j) * (gm)->restart])
+
+PETSC_INTERN const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_Reference;
+#endif
