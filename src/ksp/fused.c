@@ -50,6 +50,11 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
   PetscBool    isnone, isjacobi;
 
   PetscFunctionBegin;
+  /* PETSc 3.18 accepts these silently; a negative tolerance would make every test meaningless */
+  PetscCheck(ksp->rtol >= 0.0 && ksp->rtol < 1.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: relative tolerance %g must be in [0, 1) (-ksp_rtol)", ((PetscObject)ksp)->type_name, (double)ksp->rtol);
+  PetscCheck(ksp->abstol >= 0.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: absolute tolerance %g must be non-negative (-ksp_atol)", ((PetscObject)ksp)->type_name, (double)ksp->abstol);
+  PetscCheck(ksp->divtol > 1.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: divergence tolerance %g must be greater than 1 (-ksp_divtol)", ((PetscObject)ksp)->type_name, (double)ksp->divtol);
+  PetscCheck(ksp->max_it >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: maximum iterations %" PetscInt_FMT " must be non-negative (-ksp_max_it)", ((PetscObject)ksp)->type_name, ksp->max_it);
   PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "%s does not support KSPSolveTranspose(); use PETSc's gmres or bcgs for the transposed system", ((PetscObject)ksp)->type_name);
   PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
   PetscCall(MatGetNullSpace(Amat, &nullsp));

@@ -65,13 +65,21 @@ static PetscErrorCode PGMRESFusedGramSchmidtPass(KSP ksp, KSP_PGMRESFused *gm, P
   PetscFunctionReturn(0);
 }
 
-/* One restart cycle; ksp->its counts Arnoldi steps over all cycles. */
+/* One restart cycle; ksp->its counts Arnoldi steps over all cycles.
+
+   The residual after step k, r_k = r_{k-1} - xi_{k-1} v_{k-1}, is kept as a
+   vector and its norm is reduced together with <w,w> and <w,r> of step k:
+   exact, and no extra synchronization, at the price of one step of latency.
+   (|r_k|^2 = |r_{k-1}|^2 - xi^2 loses all digits once |r_k| falls below about
+   1e-8 |r_0| within a cycle, and then declares convergence falsely.) The
+   residual after the last step of a cycle is tested at the next cycle start,
+   where it is recomputed from b - A x anyway. */
 static PetscErrorCode PGMRESFusedCycle(KSP ksp)
 {
   KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
   PetscScalar      sums[GMRES_NSUMS];
-  PetscReal        rnorm0, rsq;
-  PetscInt         j, i;
+  PetscReal        rnorm0;
+  PetscInt         i, its0;
   PetscBool        breakdown = PETSC_FALSE;
 
   PetscFunctionBegin;
@@ -84,12 +92,14 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp)
   /* as PETSc's gmres: the true residual of each cycle start is monitored and tested */
   PetscCall(KSPFusedConverged(ksp, ksp->its, rnorm0));
   if (rnorm0 == 0.0 && !ksp->reason) ksp->reason = KSP_CONVERGED_ATOL;
+  if (!ksp->reason && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
   if (ksp->reason) PetscFunctionReturn(0);
 
-  rsq = rnorm0 * rnorm0;
-  for (j = 0; j < gm->restart && ksp->its < ksp->max_it; j++) {
-    PetscReal   wnorm_before, hnorm = 0.0, rjj;
-    PetscScalar xi;
+  its0 = ksp->its;
+  while (gm->k < gm->restart && its0 + gm->k < ksp->max_it) {
+    const PetscInt j = gm->k;
+    PetscReal      wnorm_before, hnorm = 0.0, rjj;
+    PetscScalar    xi;
 
     PGMRESStep(KSP_PGMRESFused_Product, gm->steps->product(ksp, gm, j, 1.0 / rnorm0));
     for (i = 0; i < j; i++) gm->h[i] = 0.0;
@@ -101,6 +111,14 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp)
       PetscCall(PGMRESFusedGramSchmidtPass(ksp, gm, j, &hnorm, sums));
       if (ksp->reason) PetscFunctionReturn(0);
       wnorm_before = PetscSqrtReal(PetscAbsScalar(gm->sums[j]));
+      /* the residual after step j-1 */
+      {
+        const PetscReal rnorm = PetscSqrtReal(PetscAbsScalar(sums[GMRES_RR]));
+        KSPCheckNorm(ksp, rnorm);
+        if (ksp->reason) break;
+        PetscCall(KSPFusedConverged(ksp, its0 + j, rnorm));
+        if (ksp->reason) break;
+      }
       if (gm->cgstype == KSP_GMRES_CGS_REFINE_ALWAYS || (gm->cgstype == KSP_GMRES_CGS_REFINE_IFNEEDED && PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW])) < hnorm)) {
         PetscCall(PetscInfo(ksp, "Second Gram-Schmidt pass at step %" PetscInt_FMT ": |w| %g, |h| %g\n", j, (double)PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW])), (double)hnorm));
         PetscCall(PGMRESFusedGramSchmidtPass(ksp, gm, j, &hnorm, sums));
@@ -122,10 +140,9 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp)
     gm->xi[j]          = xi;
     PGMRESStep(KSP_PGMRESFused_Normalize, gm->steps->normalize(ksp, gm, j, 1.0 / rjj, xi));
     gm->k = j + 1;
-    rsq   = PetscMax(rsq - PetscRealPart(xi * xi), 0.0);
-    PetscCall(KSPFusedConverged(ksp, ksp->its + 1, PetscSqrtReal(rsq)));
-    if (ksp->reason) break;
   }
+  /* the residual after the last step is tested at the next cycle start */
+  if (!ksp->reason) ksp->its = its0 + gm->k;
 
   PetscCall(PGMRESFusedBackSolve(gm, gm->k));
   PGMRESStep(KSP_PGMRESFused_Update, gm->steps->update(ksp, gm, gm->k, gm->t, ksp->vec_sol));
@@ -149,7 +166,6 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
     PetscCall(PGMRESFusedCycle(ksp));
     /* x is no longer zero after a cycle; the user's setting is restored below */
     ksp->guess_zero = PETSC_FALSE;
-    if (!ksp->reason && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
   }
   ksp->guess_zero = guess_zero;
   PetscFunctionReturn(0);

@@ -62,7 +62,7 @@ static PetscErrorCode PGMRESFusedOrthog_Reference(KSP ksp, KSP_PGMRESFused *gm, 
 {
   PetscInt           n, i, l;
   const PetscScalar *r, *v;
-  PetscScalar       *w, ww = 0.0, wr = 0.0;
+  PetscScalar       *w, ww = 0.0, wr = 0.0, rr = 0.0;
 
   PetscFunctionBegin;
   (void)ksp;
@@ -77,12 +77,14 @@ static PetscErrorCode PGMRESFusedOrthog_Reference(KSP ksp, KSP_PGMRESFused *gm, 
   for (i = 0; i < n; i++) {
     ww += w[i] * w[i];
     wr += w[i] * r[i];
+    rr += r[i] * r[i];
   }
   PetscCall(VecRestoreArrayRead(gm->r, &r));
   PetscCall(VecRestoreArray(gm->w, &w));
   partial[GMRES_WW] = ww;
   partial[GMRES_WR] = wr;
-  PetscCall(PetscLogFlops(2.0 * n * (j + 2)));
+  partial[GMRES_RR] = rr;
+  PetscCall(PetscLogFlops(2.0 * n * (j + 3)));
   PetscFunctionReturn(0);
 }
 

@@ -2,17 +2,18 @@
    Gram-Schmidt, as pipelined by Rupp et al. (2015, Algorithm 6).
 
    The basis is Z = [r0/|r0|, v_0, ..., v_{m-2}] with A Z = V R, V orthonormal
-   and R upper triangular. xi_j = <v_j, r_j> gives the residual norm of every
-   step, |r_{j+1}|^2 = |r_j|^2 - xi_j^2, so convergence inside a cycle is seen
-   without a least-squares solve, and the update x += Z R^{-1} xi uses only
-   the first k basis vectors. Each Arnoldi step has four fused steps and two
-   packed reductions (three with a second Gram-Schmidt pass). */
+   and R upper triangular. xi_j = <v_j, r_j> updates the residual vector,
+   r_{j+1} = r_j - xi_j v_j, whose norm rides in the next step's reduction, so
+   convergence inside a cycle is seen without a least-squares solve or an
+   extra synchronization, and the update x += Z R^{-1} xi uses only the first
+   k basis vectors. Each Arnoldi step has four fused steps and two packed
+   reductions (three with a second Gram-Schmidt pass). */
 #ifndef PGMRESFUSEDIMPL_H
 #define PGMRESFUSEDIMPL_H
 #include "ksp/fusedimpl.h"
 
 /* Sums of the orthogonalization step, in this order */
-enum { GMRES_WW, GMRES_WR, GMRES_NSUMS };
+enum { GMRES_WW, GMRES_WR, GMRES_RR, GMRES_NSUMS };
 
 typedef struct _KSP_PGMRESFused KSP_PGMRESFused;
 
@@ -23,7 +24,7 @@ typedef struct {
   PetscErrorCode (*product)(KSP, KSP_PGMRESFused *, PetscInt j, PetscScalar scale);
   /* partial[i] = <v_i, w> for i < j, partial[j] = <w, w> */
   PetscErrorCode (*mdot)(KSP, KSP_PGMRESFused *, PetscInt j, PetscScalar partial[]);
-  /* w -= sum_{i<j} h_i v_i; partial WW = <w,w> and WR = <w,r> */
+  /* w -= sum_{i<j} h_i v_i; partial WW = <w,w>, WR = <w,r>, RR = <r,r> */
   PetscErrorCode (*orthog)(KSP, KSP_PGMRESFused *, PetscInt j, const PetscScalar h[], PetscScalar partial[]);
   /* v_j = scale w, r -= xi v_j */
   PetscErrorCode (*normalize)(KSP, KSP_PGMRESFused *, PetscInt j, PetscScalar scale, PetscScalar xi);

@@ -70,7 +70,7 @@ static int MMParseReal(const char *tok, PetscReal *v)
   errno = 0;
   x     = strtod(tok, &endp);
   if (*endp || endp == tok) return 0;
-  if (errno == ERANGE && x != 0.0) return 0; /* overflow */
+  if (errno == ERANGE && x != 0.0) return -1; /* overflow */
   *v = (PetscReal)x;
   return 1;
 }
@@ -192,18 +192,19 @@ static int MMParse(const char *buf, size_t len, MMTriplets *t, char *err, size_t
       snprintf(err, errlen, "line %ld: index (%" PetscInt_FMT ", %" PetscInt_FMT ") out of range 1..%" PetscInt_FMT " x 1..%" PetscInt_FMT, line, i, j, t->m, t->n);
       return 1;
     }
-    if (!MMParseReal(tok[2], &v)) {
+    switch (MMParseReal(tok[2], &v)) {
+    case 0:
       snprintf(err, errlen, "line %ld: cannot read the value '%s' as a number", line, tok[2]);
+      return 1;
+    case -1:
+      snprintf(err, errlen, "line %ld: value '%s' overflows a double", line, tok[2]);
       return 1;
     }
     if (PetscIsInfOrNanReal(v)) {
       snprintf(err, errlen, "line %ld: value '%s' is not finite", line, tok[2]);
       return 1;
     }
-    if (sym != MM_GENERAL && j > i) {
-      snprintf(err, errlen, "line %ld: entry (%" PetscInt_FMT ", %" PetscInt_FMT ") above the diagonal in a %s file, which stores the lower triangle", line, i, j, sym == MM_SKEW ? "skew-symmetric" : "symmetric");
-      return 1;
-    }
+    /* the format stores one triangle (the lower, by convention; some writers use the upper): mirror either */
     if (sym == MM_SKEW && i == j) {
       snprintf(err, errlen, "line %ld: diagonal entry in a skew-symmetric file", line);
       return 1;

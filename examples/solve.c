@@ -1,0 +1,203 @@
+/* The main job: solve one system with the fused methods and, with -compare,
+   with PETSc's own counterparts in the same run, and print them side by side.
+
+     build/examples/solve [-f A.mtx|A.petsc [-rhs b.mtx]] [-problem lap2d|lap3d|convdiff -n N]
+                          [-methods pcgfused,pbcgsfused,pgmresfused] [-compare 1]
+                          [-pc_type jacobi] [-ksp_rtol 1e-8] ...
+
+   Every KSP and PC option applies to every method. Without -rhs, b = A x*
+   for a known x*, and the error against x* is shown. */
+#include "problems.h"
+
+#define MAX_RUNS 16
+
+typedef struct {
+  char               type[32];
+  PetscBool          ours;
+  PetscInt           its;
+  KSPConvergedReason reason;
+  PetscReal          truerel, err, tsetup, tsolve;
+} Run;
+
+/* The built-in methods each fused method is measured against */
+static const char *Counterparts(const char *fused)
+{
+  if (!strcmp(fused, KSPPCGFUSED)) return "cg,pipecg";
+  if (!strcmp(fused, KSPPBCGSFUSED)) return "bcgs";
+  if (!strcmp(fused, KSPPGMRESFUSED)) return "gmres,pgmres";
+  return "";
+}
+
+static PetscErrorCode RunMethod(Mat A, Vec b, Vec xstar, Run *run)
+{
+  KSP            ksp;
+  Vec            x, r;
+  PetscLogDouble t0, t1, t2;
+  PetscReal      rn, bn;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(VecDuplicate(b, &r));
+  PetscCall(KSPCreate(PetscObjectComm((PetscObject)A), &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(KSPSetType(ksp, run->type)); /* after the options: each run is its own method */
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(PetscTime(&t0));
+  PetscCall(KSPSetUp(ksp));
+  PetscCall(PetscTime(&t1));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(PetscTime(&t2));
+  PetscCall(KSPGetIterationNumber(ksp, &run->its));
+  PetscCall(KSPGetConvergedReason(ksp, &run->reason));
+  run->tsetup = t1 - t0;
+  run->tsolve = t2 - t1;
+  PetscCall(MatMult(A, x, r));
+  PetscCall(VecAYPX(r, -1.0, b));
+  PetscCall(VecNorm(r, NORM_2, &rn));
+  PetscCall(VecNorm(b, NORM_2, &bn));
+  run->truerel = bn > 0 ? rn / bn : rn;
+  run->err     = -1.0;
+  if (xstar) {
+    PetscReal xn;
+    PetscCall(VecAXPY(x, -1.0, xstar));
+    PetscCall(VecNorm(x, NORM_2, &rn));
+    PetscCall(VecNorm(xstar, NORM_2, &xn));
+    run->err = rn / xn;
+  }
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&r));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode AddRun(Run runs[], PetscInt *nruns, const char *type, PetscBool ours)
+{
+  PetscInt i;
+  PetscFunctionBegin;
+  for (i = 0; i < *nruns; i++) {
+    PetscBool same;
+    PetscCall(PetscStrcmp(runs[i].type, type, &same));
+    if (same) PetscFunctionReturn(0);
+  }
+  PetscCheck(*nruns < MAX_RUNS, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "at most %d methods in one run", MAX_RUNS);
+  PetscCall(PetscMemzero(&runs[*nruns], sizeof(Run)));
+  PetscCall(PetscStrncpy(runs[*nruns].type, type, sizeof(runs[*nruns].type)));
+  runs[*nruns].ours = ours;
+  (*nruns)++;
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  char           file[PETSC_MAX_PATH_LEN] = "", rhsfile[PETSC_MAX_PATH_LEN] = "", *methods[8], desc[256], devinfo[512];
+  PetscInt       nmethods = 8, n = 40, nruns = 0, i, j, N, nnz_local;
+  ProblemType    problem  = PROBLEM_LAP3D;
+  PetscBool      hasfile, hasrhs, compare = PETSC_TRUE, hasmethods, symmetric = PETSC_TRUE;
+  Mat            A;
+  Vec            xstar = NULL, b;
+  Run            runs[MAX_RUNS];
+  PetscInt       ndev;
+  char           reason[256];
+  PetscLogDouble tstart, tnow;
+  MatInfo        info;
+  PetscMPIInt    size;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, "petsc-fused: solve with the fused methods and PETSc's own\n"));
+  PetscCall(PetscFusedInitializePackage());
+  PetscCall(PetscTime(&tstart));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "petsc-fused solve", "");
+  PetscCall(PetscOptionsString("-f", "Matrix: Matrix Market (.mtx) or PETSc binary", "", file, file, sizeof(file), &hasfile));
+  PetscCall(PetscOptionsString("-rhs", "Right-hand side: Matrix Market n x 1 (default b = A x*)", "", rhsfile, rhsfile, sizeof(rhsfile), &hasrhs));
+  PetscCall(PetscOptionsEnum("-problem", "Built-in problem when no -f is given", "", ProblemTypes, (PetscEnum)problem, (PetscEnum *)&problem, NULL));
+  PetscCall(PetscOptionsInt("-n", "Points per side of the built-in problem", "", n, &n, NULL));
+  PetscCall(PetscOptionsStringArray("-methods", "Fused methods to run", "", methods, &nmethods, &hasmethods));
+  PetscCall(PetscOptionsBool("-compare", "Also run PETSc's own counterparts", "", compare, &compare, NULL));
+  PetscOptionsEnd();
+
+  PetscCall(PetscFusedCUDADeviceCount(&ndev, reason, sizeof(reason)));
+  if (ndev > 0) {
+    char name[256];
+    PetscCall(PetscFusedCUDADeviceName(0, name, sizeof(name)));
+    PetscCall(PetscSNPrintf(devinfo, sizeof(devinfo), "GPU: %s found, but this release runs the fused methods on the reference (CPU) backend only", name));
+  } else PetscCall(PetscSNPrintf(devinfo, sizeof(devinfo), "GPU: none found (%s); the fused methods run on the reference (CPU) backend", reason));
+
+  if (hasfile) {
+    PetscCall(ProblemLoad(PETSC_COMM_WORLD, file, &A));
+    PetscCall(PetscSNPrintf(desc, sizeof(desc), "%s", file));
+    PetscCall(MatIsSymmetric(A, 1e-12, &symmetric));
+  } else {
+    PetscCall(ProblemCreate(PETSC_COMM_WORLD, problem, n, &A));
+    PetscCall(PetscSNPrintf(desc, sizeof(desc), "built-in %s, n = %" PetscInt_FMT " per side", ProblemTypes[problem], n));
+    symmetric = (PetscBool)(problem != PROBLEM_CONVDIFF);
+  }
+  PetscCall(MatGetSize(A, &N, NULL));
+  PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
+  nnz_local = (PetscInt)info.nz_used;
+  if (hasrhs) {
+    Mat B;
+    PetscCall(MatLoadMatrixMarket(PETSC_COMM_WORLD, rhsfile, &B));
+    PetscCall(MatCreateVecs(A, NULL, &b));
+    {
+      PetscInt bm, bn;
+      PetscCall(MatGetSize(B, &bm, &bn));
+      PetscCheck(bm == N && bn == 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_SIZ, "-rhs %s is %" PetscInt_FMT " x %" PetscInt_FMT "; the matrix needs a %" PetscInt_FMT " x 1 right-hand side", rhsfile, bm, bn, N);
+    }
+    PetscCall(MatGetColumnVector(B, b, 0));
+    PetscCall(MatDestroy(&B));
+  } else PetscCall(ProblemExactSolution(A, &xstar, &b));
+
+  if (!hasmethods) {
+    nmethods = 0;
+    if (symmetric) PetscCall(PetscStrallocpy(KSPPCGFUSED, &methods[nmethods++]));
+    PetscCall(PetscStrallocpy(KSPPBCGSFUSED, &methods[nmethods++]));
+    PetscCall(PetscStrallocpy(KSPPGMRESFUSED, &methods[nmethods++]));
+  }
+  for (i = 0; i < nmethods; i++) {
+    PetscCall(AddRun(runs, &nruns, methods[i], PETSC_TRUE));
+    if (compare) {
+      char  list[64], *tok, *save = NULL;
+      PetscCall(PetscStrncpy(list, Counterparts(methods[i]), sizeof(list)));
+      for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) PetscCall(AddRun(runs, &nruns, tok, PETSC_FALSE));
+    }
+  }
+
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-fused solve: %s: %" PetscInt_FMT " rows, %" PetscInt_FMT " nonzeros, %d MPI rank(s)\n", desc, N, nnz_local, size));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", devinfo));
+  for (i = 0; i < nruns; i++) {
+    PetscCall(RunMethod(A, b, xstar, &runs[i]));
+    PetscCall(PetscTime(&tnow));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  [%6.1f s] %-12s %5" PetscInt_FMT " iterations, %s\n", (double)(tnow - tstart), runs[i].type, runs[i].its, KSPConvergedReasons[runs[i].reason]));
+  }
+
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%-12s %-16s %6s %-22s %10s %10s %9s %9s %10s %8s\n", "method", "backend", "its", "reason", "|b-Ax|/|b|", "|x-x*|/|x*|", "setup s", "solve s", "us/iter", "speed-up"));
+  for (i = 0; i < nruns; i++) {
+    char      err[32], speed[32] = "-";
+    PetscReal best = -1.0;
+
+    if (runs[i].err >= 0) PetscCall(PetscSNPrintf(err, sizeof(err), "%.2e", (double)runs[i].err));
+    else PetscCall(PetscStrcpy(err, "-"));
+    if (runs[i].ours) {
+      /* against the fastest converged built-in counterpart of this method */
+      for (j = 0; j < nruns; j++) {
+        PetscBool mine;
+        if (runs[j].ours || runs[j].reason <= 0) continue;
+        PetscCall(PetscStrInList(runs[j].type, Counterparts(runs[i].type), ',', &mine));
+        if (mine && (best < 0 || runs[j].tsolve < best)) best = runs[j].tsolve;
+      }
+      if (best > 0 && runs[i].tsolve > 0) PetscCall(PetscSNPrintf(speed, sizeof(speed), "%.2fx", (double)(best / runs[i].tsolve)));
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-12s %-16s %6" PetscInt_FMT " %-22s %10.2e %10s %9.3f %9.3f %10.1f %8s\n", runs[i].type, runs[i].ours ? "CPU (reference)" : "CPU (PETSc)", runs[i].its, KSPConvergedReasons[runs[i].reason], (double)runs[i].truerel, err, (double)runs[i].tsetup,
+                          (double)runs[i].tsolve, runs[i].its ? 1e6 * (double)runs[i].tsolve / (double)runs[i].its : 0.0, speed));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "speed-up: solve time of the fastest converged PETSc counterpart over ours (cg/pipecg, bcgs, gmres/pgmres)\n"));
+
+  for (i = 0; i < nmethods; i++) PetscCall(PetscFree(methods[i]));
+  PetscCall(MatDestroy(&A));
+  PetscCall(VecDestroy(&b));
+  PetscCall(VecDestroy(&xstar));
+  PetscCall(PetscFinalize());
+  return 0;
+}

@@ -1,0 +1,110 @@
+/* Solves one problem with a fused method and with its PETSc baseline, same
+   options, same PC, and asserts: both converge; iteration counts within
+   -its_slack (default 2) or, where rounding drives them apart, the fused
+   true residual within 10x the baseline's; error against the known
+   solution within 10x the baseline's.
+
+   -method cg|bcgs|gmres  picks pcgfused/cg, pbcgsfused/bcgs, pgmresfused/gmres */
+#include "problems.h"
+
+typedef struct {
+  PetscInt           its;
+  KSPConvergedReason reason;
+  PetscReal          truerel, err;
+} SolveResult;
+
+static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, PetscBool nonzero_guess, SolveResult *res)
+{
+  KSP       ksp;
+  Vec       x, r;
+  PetscReal bnorm, rnorm, xnorm;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(VecDuplicate(b, &r));
+  PetscCall(KSPCreate(PetscObjectComm((PetscObject)A), &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 5000));
+  PetscCall(KSPSetFromOptions(ksp));
+  if (nonzero_guess) {
+    PetscRandom rnd;
+    PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)A), &rnd));
+    PetscCall(PetscRandomSetSeed(rnd, 7));
+    PetscCall(PetscRandomSeed(rnd));
+    PetscCall(VecSetRandom(x, rnd));
+    PetscCall(PetscRandomDestroy(&rnd));
+    PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE));
+  }
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(KSPGetIterationNumber(ksp, &res->its));
+  PetscCall(KSPGetConvergedReason(ksp, &res->reason));
+  PetscCall(MatMult(A, x, r));
+  PetscCall(VecAYPX(r, -1.0, b));
+  PetscCall(VecNorm(r, NORM_2, &rnorm));
+  PetscCall(VecNorm(b, NORM_2, &bnorm));
+  res->truerel = bnorm > 0 ? rnorm / bnorm : rnorm;
+  PetscCall(VecAXPY(x, -1.0, xstar));
+  PetscCall(VecNorm(x, NORM_2, &rnorm));
+  PetscCall(VecNorm(xstar, NORM_2, &xnorm));
+  res->err = rnorm / xnorm;
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&r));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  char        method[16] = "cg", file[PETSC_MAX_PATH_LEN] = "", fused[32], base[32];
+  ProblemType problem    = PROBLEM_LAP2D;
+  PetscInt    n = 32, slack = 2;
+  PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE;
+  Mat         A;
+  Vec         xstar, b;
+  SolveResult rf, rb;
+  PetscMPIInt size;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(PetscFusedInitializePackage());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-method", method, sizeof(method), NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-f", file, sizeof(file), &hasfile));
+  PetscCall(PetscOptionsGetEnum(NULL, NULL, "-problem", ProblemTypes, (PetscEnum *)&problem, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-its_slack", &slack, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-nonzero_guess", &nonzero_guess, NULL));
+  PetscCall(PetscSNPrintf(fused, sizeof(fused), "p%sfused", method));
+  PetscCall(PetscStrcpy(base, method));
+
+  if (hasfile) PetscCall(ProblemLoad(PETSC_COMM_WORLD, file, &A));
+  else PetscCall(ProblemCreate(PETSC_COMM_WORLD, problem, n, &A));
+  PetscCall(ProblemExactSolution(A, &xstar, &b));
+
+  PetscCall(SolveWith(A, b, xstar, base, nonzero_guess, &rb));
+  PetscCall(SolveWith(A, b, xstar, fused, nonzero_guess, &rf));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-12s its %5" PetscInt_FMT "  reason %-24s true rel. residual %.3e  error %.3e\n", base, rb.its, KSPConvergedReasons[rb.reason], (double)rb.truerel, (double)rb.err));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-12s its %5" PetscInt_FMT "  reason %-24s true rel. residual %.3e  error %.3e  (%d ranks)\n", fused, rf.its, KSPConvergedReasons[rf.reason], (double)rf.truerel, (double)rf.err, size));
+
+  if (rb.reason <= 0) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: the baseline %s did not converge; this case cannot judge %s\n", base, fused));
+    ok = PETSC_FALSE;
+  }
+  if (rf.reason <= 0) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: %s did not converge\n", fused));
+    ok = PETSC_FALSE;
+  }
+  if (PetscAbsInt(rf.its - rb.its) > slack && rf.truerel > 10.0 * rb.truerel) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: %" PetscInt_FMT " iterations against %" PetscInt_FMT " (slack %" PetscInt_FMT ") and true residual %.3e > 10x %.3e\n", rf.its, rb.its, slack, (double)rf.truerel, (double)rb.truerel));
+    ok = PETSC_FALSE;
+  }
+  if (rf.err > 10.0 * rb.err && rf.err > 1e-12) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: error %.3e more than 10x the baseline's %.3e\n", (double)rf.err, (double)rb.err));
+    ok = PETSC_FALSE;
+  }
+  PetscCall(MatDestroy(&A));
+  PetscCall(VecDestroy(&xstar));
+  PetscCall(VecDestroy(&b));
+  PetscCall(PetscFinalize());
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,23 @@
+/* Lists the CUDA devices this process sees. With -require it fails where
+   there is none: the GPU tests' own first check. Exit code 0 with no device
+   otherwise, so the runner can ask whether GPU tests can run. */
+#include <petscfused.h>
+
+int main(int argc, char **argv)
+{
+  PetscInt  count, i;
+  char      reason[256], name[256];
+  PetscBool require = PETSC_FALSE;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-require", &require, NULL));
+  PetscCall(PetscFusedCUDADeviceCount(&count, reason, sizeof(reason)));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "CUDA devices: %" PetscInt_FMT " (%s)\n", count, reason));
+  for (i = 0; i < count; i++) {
+    PetscCall(PetscFusedCUDADeviceName(i, name, sizeof(name)));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  device %" PetscInt_FMT ": %s\n", i, name));
+  }
+  PetscCheck(!require || count > 0, PETSC_COMM_WORLD, PETSC_ERR_SUP_SYS, "no CUDA device: %s", reason);
+  PetscCall(PetscFinalize());
+  return 0;
+}

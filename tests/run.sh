@@ -1,0 +1,56 @@
+#!/bin/sh
+# Runs every test in tests/list this machine can run, one line each, and
+# closes with "N passed, N failed, N skipped". GPU tests run only where a
+# CUDA device answers, and count as skipped, never passed, elsewhere
+# (FUSED_REQUIRE_GPU=1 turns a missing device into a failure: make check-gpu).
+#
+# tests/list: name | ranks | expect | program and arguments
+#   expect: pass          exit code 0
+#           gpu           needs a CUDA device, then exit code 0
+#           error:REGEX   nonzero exit and REGEX (grep -E) in the output
+cd "$(dirname "$0")/.." || exit 2
+BIN=build/tests
+LOG=build/test-logs
+mkdir -p "$LOG"
+MPIEXEC=${MPIEXEC:-mpiexec}
+# Open MPI refuses root unless told; CI runs as root
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+TIMEOUT=${TEST_TIMEOUT:-600}
+
+if "$BIN/devices" -require >"$LOG/devices.log" 2>&1; then HAVE_GPU=1; else HAVE_GPU=0; fi
+if [ "$HAVE_GPU" = 0 ] && [ "${FUSED_REQUIRE_GPU:-0}" = 1 ]; then
+  echo "FAIL: make check-gpu needs a CUDA device:"; cat "$LOG/devices.log"; exit 1
+fi
+
+pass=0; fail=0; skip=0; failed=""
+while IFS='|' read -r name ranks expect cmd; do
+  name=$(echo "$name" | sed 's/^ *//;s/ *$//')
+  case "$name" in ''|\#*) continue;; esac
+  ranks=$(echo "$ranks" | tr -d ' '); expect=$(echo "$expect" | sed 's/^ *//;s/ *$//')
+  cmd=$(echo "$cmd" | sed 's/^ *//')
+  if [ "$expect" = gpu ] && [ "$HAVE_GPU" = 0 ]; then
+    echo "SKIP $name (no CUDA device)"; skip=$((skip + 1)); continue
+  fi
+  prog=${cmd%% *}; args=${cmd#"$prog"}
+  [ "$prog" = "$cmd" ] && args=""
+  if [ "$ranks" -gt 1 ]; then run="$MPIEXEC -n $ranks $BIN/$prog"; else run="$BIN/$prog"; fi
+  # shellcheck disable=SC2086
+  timeout "$TIMEOUT" $run $args >"$LOG/$name.log" 2>&1 </dev/null
+  rc=$?
+  ok=0
+  case "$expect" in
+    pass|gpu) [ $rc = 0 ] && ok=1 ;;
+    error:*) re=${expect#error:}; [ $rc != 0 ] && [ $rc != 124 ] && grep -Eq -- "$re" "$LOG/$name.log" && ok=1 ;;
+  esac
+  summary=$(grep -E '^  ' "$LOG/$name.log" | tail -1 | sed 's/^ *//' | cut -c1-110)
+  if [ $ok = 1 ]; then
+    echo "PASS $name  $summary"; pass=$((pass + 1))
+  else
+    echo "FAIL $name (exit $rc; log $LOG/$name.log)"; grep -E 'FAIL|ERROR' "$LOG/$name.log" | head -5 | sed 's/^/     /'
+    fail=$((fail + 1)); failed="$failed $name"
+  fi
+done < tests/list
+
+[ -n "$failed" ] && echo "failed:$failed"
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail = 0 ]

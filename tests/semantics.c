@@ -1,0 +1,404 @@
+/* PETSc semantics of the fused methods, one case per -test:
+     history      monitor norms match the baseline's, one per iteration
+     usertest     a user convergence test is honoured
+     nullspace    singular Neumann Laplacian with MatNullSpace attached
+     buildsol     KSPBuildSolution/KSPBuildResidual inside a monitor agree with the reported norm
+     notconverged -ksp_error_if_not_converged gives PETSC_ERR_NOT_CONVERGED
+     resolve      a second KSPSolve after the matrix changed (as SNES does)
+     zerorhs      b = 0 converges at once to x = 0
+     breakdown    a system built to break the method down gives the right reason
+     nan          a NaN in b gives KSP_DIVERGED_NANORINF, never "converged"
+   -method cg|bcgs|gmres as in compare.c */
+#include "problems.h"
+
+static char method[16] = "cg", fused[32];
+
+#define CHECK(cond, ...) \
+  do { \
+    if (!(cond)) { \
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: " __VA_ARGS__)); \
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n")); \
+      *ok = PETSC_FALSE; \
+    } \
+  } while (0)
+
+static PetscErrorCode MakeKSP(Mat A, const char *type, KSP *ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPCreate(PetscObjectComm((PetscObject)A), ksp));
+  PetscCall(KSPSetOperators(*ksp, A, A));
+  PetscCall(KSPSetType(*ksp, type));
+  PetscCall(KSPSetTolerances(*ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 2000));
+  PetscCall(KSPSetFromOptions(*ksp));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode TrueResidual(Mat A, Vec b, Vec x, PetscReal *rel)
+{
+  Vec       r;
+  PetscReal rn, bn;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &r));
+  PetscCall(MatMult(A, x, r));
+  PetscCall(VecAYPX(r, -1.0, b));
+  PetscCall(VecNorm(r, NORM_2, &rn));
+  PetscCall(VecNorm(b, NORM_2, &bn));
+  *rel = bn > 0 ? rn / bn : rn;
+  PetscCall(VecDestroy(&r));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode TestHistory(Mat A, Vec b, PetscBool *ok)
+{
+  KSP        kb, kf;
+  Vec        x;
+  const PetscReal *hb, *hf;
+  PetscInt   nb, nf, itsf, i, ncmp;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(MakeKSP(A, method, &kb));
+  PetscCall(MakeKSP(A, fused, &kf));
+  PetscCall(KSPSetResidualHistory(kb, NULL, PETSC_DECIDE, PETSC_TRUE));
+  PetscCall(KSPSetResidualHistory(kf, NULL, PETSC_DECIDE, PETSC_TRUE));
+  PetscCall(KSPSolve(kb, b, x));
+  PetscCall(KSPSolve(kf, b, x));
+  PetscCall(KSPGetResidualHistory(kb, &hb, &nb));
+  PetscCall(KSPGetResidualHistory(kf, &hf, &nf));
+  PetscCall(KSPGetIterationNumber(kf, &itsf));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  history: %s %" PetscInt_FMT " norms, %s %" PetscInt_FMT " norms over %" PetscInt_FMT " iterations; first %.6e / %.6e\n", method, nb, fused, nf, itsf, (double)hb[0], (double)hf[0]));
+  if (!strcmp(method, "gmres")) CHECK(nf >= itsf + 1, "%" PetscInt_FMT " norms for %" PetscInt_FMT " iterations", nf, itsf);
+  else CHECK(nf == itsf + 1, "%" PetscInt_FMT " norms recorded for %" PetscInt_FMT " iterations, expected one per iteration plus the initial", nf, itsf);
+  /* the same norm, step by step, until rounding in long recurrences separates them */
+  ncmp = PetscMin(PetscMin(nb, nf), 8);
+  for (i = 0; i < ncmp; i++) CHECK(PetscAbsReal(hb[i] - hf[i]) <= 1e-6 * hb[i], "norm %" PetscInt_FMT ": %.10e against the baseline's %.10e", i, (double)hf[i], (double)hb[i]);
+  PetscCall(KSPDestroy(&kb));
+  PetscCall(KSPDestroy(&kf));
+  PetscCall(VecDestroy(&x));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode StopAtSeven(KSP ksp, PetscInt its, PetscReal rnorm, KSPConvergedReason *reason, void *ctx)
+{
+  PetscInt *calls = (PetscInt *)ctx;
+
+  PetscFunctionBegin;
+  (void)ksp;
+  (void)rnorm;
+  (*calls)++;
+  *reason = its >= 7 ? KSP_CONVERGED_ITS : KSP_CONVERGED_ITERATING;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode TestUserTest(Mat A, Vec b, PetscBool *ok)
+{
+  KSP                ksp;
+  Vec                x;
+  PetscInt           its, calls = 0;
+  KSPConvergedReason reason;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(MakeKSP(A, fused, &ksp));
+  PetscCall(KSPSetConvergenceTest(ksp, StopAtSeven, &calls, NULL));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(KSPGetIterationNumber(ksp, &its));
+  PetscCall(KSPGetConvergedReason(ksp, &reason));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  usertest: its %" PetscInt_FMT ", reason %s, test called %" PetscInt_FMT " times\n", its, KSPConvergedReasons[reason], calls));
+  CHECK(its == 7, "user test stops at 7, the solve ran %" PetscInt_FMT, its);
+  CHECK(reason == KSP_CONVERGED_ITS, "reason %s, expected CONVERGED_ITS from the user test", KSPConvergedReasons[reason]);
+  CHECK(calls >= 8, "the user test was called %" PetscInt_FMT " times, expected once per iteration from 0", calls);
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode TestNullSpace(PetscInt n, PetscBool *ok)
+{
+  Mat                A;
+  Vec                xstar, b, x;
+  MatNullSpace       nsp;
+  KSP                kb, kf;
+  PetscInt           itsb, itsf;
+  KSPConvergedReason rb, rf;
+  PetscReal          relb, relf, mean;
+
+  PetscFunctionBegin;
+  PetscCall(ProblemCreate(PETSC_COMM_WORLD, PROBLEM_NEUMANN2D, n, &A));
+  PetscCall(MatNullSpaceCreate(PETSC_COMM_WORLD, PETSC_TRUE, 0, NULL, &nsp));
+  PetscCall(MatSetNullSpace(A, nsp));
+  PetscCall(ProblemExactSolution(A, &xstar, &b)); /* b = A x* is consistent */
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(MakeKSP(A, method, &kb));
+  PetscCall(MakeKSP(A, fused, &kf));
+  PetscCall(KSPSolve(kb, b, x));
+  PetscCall(KSPGetIterationNumber(kb, &itsb));
+  PetscCall(KSPGetConvergedReason(kb, &rb));
+  PetscCall(TrueResidual(A, b, x, &relb));
+  PetscCall(KSPSolve(kf, b, x));
+  PetscCall(KSPGetIterationNumber(kf, &itsf));
+  PetscCall(KSPGetConvergedReason(kf, &rf));
+  PetscCall(TrueResidual(A, b, x, &relf));
+  PetscCall(VecSum(x, &mean));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  nullspace: %s its %" PetscInt_FMT " %s res %.2e; %s its %" PetscInt_FMT " %s res %.2e, sum(x) %.2e\n", method, itsb, KSPConvergedReasons[rb], (double)relb, fused, itsf, KSPConvergedReasons[rf], (double)relf, (double)mean));
+  CHECK(rf > 0, "%s did not converge on the singular system", fused);
+  CHECK(PetscAbsInt(itsf - itsb) <= 2 || relf <= 10 * relb, "its %" PetscInt_FMT " vs %" PetscInt_FMT ", residual %.2e vs %.2e", itsf, itsb, (double)relf, (double)relb);
+  CHECK(relf < 1e-6, "true residual %.2e", (double)relf);
+  PetscCall(MatNullSpaceDestroy(&nsp));
+  PetscCall(KSPDestroy(&kb));
+  PetscCall(KSPDestroy(&kf));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
+  PetscCall(VecDestroy(&xstar));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+typedef struct {
+  Mat       A;
+  Vec       b;
+  PetscReal worst; /* largest | |b - A x_k| - reported norm | / |b| */
+  PetscInt  calls;
+} BuildCtx;
+
+/* With PCNONE the reported norm is |b - A x_k|: build x_k and check it */
+static PetscErrorCode BuildMonitor(KSP ksp, PetscInt its, PetscReal rnorm, void *ctx)
+{
+  BuildCtx *bc = (BuildCtx *)ctx;
+  Vec       x, r, rr;
+  PetscReal xr, rn, bn;
+
+  PetscFunctionBegin;
+  (void)its;
+  PetscCall(KSPBuildSolution(ksp, NULL, &x));
+  PetscCall(VecDuplicate(bc->b, &r));
+  PetscCall(MatMult(bc->A, x, r));
+  PetscCall(VecAYPX(r, -1.0, bc->b));
+  PetscCall(VecNorm(r, NORM_2, &xr));
+  PetscCall(KSPBuildResidual(ksp, NULL, NULL, &rr));
+  PetscCall(VecNorm(rr, NORM_2, &rn));
+  PetscCall(VecNorm(bc->b, NORM_2, &bn));
+  bc->worst = PetscMax(bc->worst, PetscAbsReal(xr - rnorm) / bn);
+  bc->worst = PetscMax(bc->worst, PetscAbsReal(rn - xr) / bn);
+  bc->calls++;
+  PetscCall(VecDestroy(&r));
+  PetscCall(VecDestroy(&rr));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode TestBuildSolution(Mat A, Vec b, PetscBool *ok)
+{
+  KSP      ksp;
+  PC       pc;
+  Vec      x;
+  BuildCtx bc = {A, b, 0.0, 0};
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(MakeKSP(A, fused, &ksp));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCNONE));
+  PetscCall(KSPSetNormType(ksp, !strcmp(method, "gmres") ? KSP_NORM_PRECONDITIONED : (!strcmp(method, "cg") ? KSP_NORM_UNPRECONDITIONED : KSP_NORM_PRECONDITIONED)));
+  PetscCall(KSPMonitorSet(ksp, BuildMonitor, &bc, NULL));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  buildsol: %" PetscInt_FMT " monitor calls, worst |(|b-Ax_k| - reported)|/|b| %.2e\n", bc.calls, (double)bc.worst));
+  CHECK(bc.calls > 2, "monitor called %" PetscInt_FMT " times", bc.calls);
+  CHECK(bc.worst < 1e-8, "the built solution does not have the reported residual norm: %.2e", (double)bc.worst);
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode TestNotConverged(Mat A, Vec b, PetscBool *ok)
+{
+  KSP            ksp;
+  Vec            x;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(MakeKSP(A, fused, &ksp));
+  PetscCall(KSPSetTolerances(ksp, 1e-12, PETSC_DEFAULT, PETSC_DEFAULT, 3));
+  PetscCall(KSPSetErrorIfNotConverged(ksp, PETSC_TRUE));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = KSPSolve(ksp, b, x);
+  PetscCall(PetscPopErrorHandler());
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  notconverged: KSPSolve returned error %d\n", (int)ierr));
+  CHECK(ierr == PETSC_ERR_NOT_CONVERGED, "expected PETSC_ERR_NOT_CONVERGED (%d), got %d", PETSC_ERR_NOT_CONVERGED, (int)ierr);
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode TestResolve(Mat A, Vec b, Vec xstar, PetscBool *ok)
+{
+  KSP       ksp;
+  Vec       x, b2;
+  PetscReal rel1, rel2, err2, xn;
+  PetscInt  rstart, rend, i;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(VecDuplicate(b, &b2));
+  PetscCall(MakeKSP(A, fused, &ksp));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(TrueResidual(A, b, x, &rel1));
+  /* new values, same pattern, and a varying diagonal so a stale Jacobi would show */
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  for (i = rstart; i < rend; i++) {
+    PetscScalar v = 1.0 + (PetscScalar)(i % 7);
+    PetscCall(MatSetValue(A, i, i, v, ADD_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(MatMult(A, xstar, b2));
+  PetscCall(KSPSolve(ksp, b2, x));
+  PetscCall(TrueResidual(A, b2, x, &rel2));
+  PetscCall(VecAXPY(x, -1.0, xstar));
+  PetscCall(VecNorm(x, NORM_2, &err2));
+  PetscCall(VecNorm(xstar, NORM_2, &xn));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  resolve: first solve res %.2e; after the matrix changed res %.2e, error %.2e\n", (double)rel1, (double)rel2, (double)(err2 / xn)));
+  CHECK(rel1 < 1e-7 && rel2 < 1e-7, "true residuals %.2e, %.2e", (double)rel1, (double)rel2);
+  CHECK(err2 / xn < 1e-5, "error %.2e after the matrix changed", (double)(err2 / xn));
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b2));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode TestZeroRHS(Mat A, Vec b, PetscBool *ok)
+{
+  KSP                ksp;
+  Vec                x, z;
+  PetscReal          xn;
+  PetscInt           its;
+  KSPConvergedReason reason;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(VecDuplicate(b, &z));
+  PetscCall(VecSet(z, 0.0));
+  PetscCall(MakeKSP(A, fused, &ksp));
+  PetscCall(KSPSolve(ksp, z, x));
+  PetscCall(KSPGetIterationNumber(ksp, &its));
+  PetscCall(KSPGetConvergedReason(ksp, &reason));
+  PetscCall(VecNorm(x, NORM_2, &xn));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  zerorhs: its %" PetscInt_FMT ", reason %s, |x| %.2e\n", its, KSPConvergedReasons[reason], (double)xn));
+  CHECK(reason > 0 && its == 0 && xn == 0.0, "b = 0 must converge at once to x = 0");
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&z));
+  PetscFunctionReturn(0);
+}
+
+/* Small systems on which each method must break down:
+   cg:    indefinite diag(1,-1,...)             -> DIVERGED_INDEFINITE_MAT
+   bcgs:  [[0,1],[1,0]] b = e1: <A r0, r0> = 0   -> DIVERGED_BREAKDOWN
+   gmres: diag(0,1,...) b = e1: A r0 = 0         -> DIVERGED_BREAKDOWN */
+static PetscErrorCode TestBreakdown(PetscBool *ok)
+{
+  Mat                A;
+  Vec                b, x;
+  KSP                ksp;
+  PC                 pc;
+  PetscInt           N = 4, rstart, rend, i;
+  KSPConvergedReason reason, expect;
+  PetscMPIInt        size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  N = PetscMax(4, 2 * size);
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, N, N, 2, NULL, 2, NULL, &A));
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  for (i = rstart; i < rend; i++) {
+    if (!strcmp(method, "cg")) PetscCall(MatSetValue(A, i, i, i % 2 ? -1.0 : 1.0, INSERT_VALUES));
+    else if (!strcmp(method, "bcgs")) PetscCall(MatSetValue(A, i, i ^ 1, 1.0, INSERT_VALUES));
+    else PetscCall(MatSetValue(A, i, i, i == 0 ? 0.0 : 1.0, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatCreateVecs(A, &x, &b));
+  PetscCall(VecSet(b, 0.0));
+  if (!strcmp(method, "cg")) PetscCall(VecSet(b, 1.0));
+  else PetscCall(VecSetValue(b, 0, 1.0, INSERT_VALUES));
+  PetscCall(VecAssemblyBegin(b));
+  PetscCall(VecAssemblyEnd(b));
+  PetscCall(MakeKSP(A, fused, &ksp));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCNONE));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(KSPGetConvergedReason(ksp, &reason));
+  expect = !strcmp(method, "cg") ? KSP_DIVERGED_INDEFINITE_MAT : KSP_DIVERGED_BREAKDOWN;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  breakdown: reason %s (expected %s)\n", KSPConvergedReasons[reason], KSPConvergedReasons[expect]));
+  CHECK(reason == expect, "reason %s, expected %s", KSPConvergedReasons[reason], KSPConvergedReasons[expect]);
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode TestNaN(Mat A, Vec b, PetscBool *ok)
+{
+  KSP                ksp;
+  Vec                x, bn;
+  KSPConvergedReason reason;
+  PetscInt           rstart;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(VecDuplicate(b, &bn));
+  PetscCall(VecCopy(b, bn));
+  PetscCall(VecGetOwnershipRange(bn, &rstart, NULL));
+  PetscCall(VecSetValue(bn, 0, PETSC_MAX_REAL * 10.0 - PETSC_MAX_REAL * 10.0, INSERT_VALUES)); /* NaN */
+  PetscCall(VecAssemblyBegin(bn));
+  PetscCall(VecAssemblyEnd(bn));
+  PetscCall(MakeKSP(A, fused, &ksp));
+  PetscCall(KSPSolve(ksp, bn, x));
+  PetscCall(KSPGetConvergedReason(ksp, &reason));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  nan: reason %s\n", KSPConvergedReasons[reason]));
+  CHECK(reason == KSP_DIVERGED_NANORINF, "a NaN in b gave %s, expected DIVERGED_NANORINF", KSPConvergedReasons[reason]);
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&bn));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  char        test[32] = "history";
+  ProblemType problem  = PROBLEM_LAP2D;
+  PetscInt    n        = 24;
+  PetscBool   ok       = PETSC_TRUE;
+  Mat         A;
+  Vec         xstar, b;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(PetscFusedInitializePackage());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-method", method, sizeof(method), NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-test", test, sizeof(test), NULL));
+  PetscCall(PetscOptionsGetEnum(NULL, NULL, "-problem", ProblemTypes, (PetscEnum *)&problem, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(PetscSNPrintf(fused, sizeof(fused), "p%sfused", method));
+  PetscCall(ProblemCreate(PETSC_COMM_WORLD, problem, n, &A));
+  PetscCall(ProblemExactSolution(A, &xstar, &b));
+
+  if (!strcmp(test, "history")) PetscCall(TestHistory(A, b, &ok));
+  else if (!strcmp(test, "usertest")) PetscCall(TestUserTest(A, b, &ok));
+  else if (!strcmp(test, "nullspace")) PetscCall(TestNullSpace(n, &ok));
+  else if (!strcmp(test, "buildsol")) PetscCall(TestBuildSolution(A, b, &ok));
+  else if (!strcmp(test, "notconverged")) PetscCall(TestNotConverged(A, b, &ok));
+  else if (!strcmp(test, "resolve")) PetscCall(TestResolve(A, b, xstar, &ok));
+  else if (!strcmp(test, "zerorhs")) PetscCall(TestZeroRHS(A, b, &ok));
+  else if (!strcmp(test, "breakdown")) PetscCall(TestBreakdown(&ok));
+  else if (!strcmp(test, "nan")) PetscCall(TestNaN(A, b, &ok));
+  else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "unknown -test %s", test);
+
+  PetscCall(MatDestroy(&A));
+  PetscCall(VecDestroy(&xstar));
+  PetscCall(VecDestroy(&b));
+  PetscCall(PetscFinalize());
+  return ok ? 0 : 1;
+}
