@@ -32,8 +32,11 @@ HEADERS := $(wildcard include/*.h src/*.h src/ksp/*.h src/mat/*.h src/cuda/*.h)
 EXAMPLES := build/examples/solve
 TESTS    := $(patsubst tests/%.c,build/tests/%,$(wildcard tests/*.c))
 
-.PHONY: all deps run check check-gpu clean
-all: lib/libpetscfused.so $(EXAMPLES) $(TESTS)
+.PHONY: all deps run check check-gpu clean petsc-present
+all: petsc-present lib/libpetscfused.so $(EXAMPLES) $(TESTS)
+
+petsc-present:
+	@test -f "$(PETSC_VARIABLES)" || { echo "No PETSc at PETSC_DIR=$(PETSC_DIR): run 'make deps' first (it installs Debian's petsc-dev), or set PETSC_DIR"; exit 1; }
 
 deps:
 	@sh tools/deps.sh "$(PETSC_DIR)" "$(CUDA_HOME)"
@@ -63,8 +66,9 @@ build/tests/%: tests/%.c examples/problems.c examples/problems.h lib/libpetscfus
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) -Iexamples $< examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB)
 
+# The default problem; RUN_ARGS adds options, e.g. RUN_ARGS="-f tests/data/494_bus.mtx -pc_type jacobi"
 run: all
-	$(MPIEXEC) -n 1 build/examples/solve $(RUN_ARGS)
+	build/examples/solve -pc_type jacobi $(RUN_ARGS)
 
 check: all
 	@sh tests/run.sh

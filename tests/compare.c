@@ -36,6 +36,7 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
     PetscCall(PetscRandomDestroy(&rnd));
     PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE));
   }
+  PetscCall(KSPSetUp(ksp)); /* set up before the solve knows its vectors, as applications do */
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(KSPGetIterationNumber(ksp, &res->its));
   PetscCall(KSPGetConvergedReason(ksp, &res->reason));

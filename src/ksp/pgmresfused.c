@@ -23,7 +23,7 @@ static PetscErrorCode KSPSetUp_PGMRESFused(KSP ksp)
   gm->tmp  = ksp->work[3];
   gm->tmp2 = ksp->work[4];
   if (!gm->V) {
-    PetscCall(VecDuplicateVecs(ksp->vec_sol, m, &gm->V));
+    PetscCall(KSPCreateVecs(ksp, m, &gm->V, 0, NULL));
     PetscCall(PetscCalloc5(m * m, &gm->R, m, &gm->xi, m, &gm->t, m + 1, &gm->h, m + 1, &gm->sums));
   }
   gm->steps = &KSPPGMRESFusedSteps_Reference;
