@@ -104,6 +104,7 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSP ksp, KSPFused *fused, PetscViewer v
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
   if (!iascii) PetscFunctionReturn(0);
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  %s\n", fused->description));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  backend: %s (requested: %s)\n", fused->backend == KSP_FUSED_BACKEND_CUDA ? "CUDA" : "reference, on the host", KSPFusedBackends[fused->backend_requested]));
   if (ksp->setupstage == KSP_SETUP_NEW) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner placement: decided at the first solve\n"));
@@ -213,9 +214,10 @@ static PetscErrorCode KSPFusedGetBackend_Fused(KSP ksp, KSPFusedBackend *backend
   PetscFunctionReturn(0);
 }
 
-PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused)
+PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, const char *description)
 {
   PetscFunctionBegin;
+  fused->description       = description;
   fused->backend_requested = KSP_FUSED_BACKEND_AUTO;
   fused->backend           = KSP_FUSED_BACKEND_REFERENCE;
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", KSPFusedSetBackend_Fused));
@@ -228,6 +230,37 @@ PETSC_INTERN PetscErrorCode KSPFusedDecomposeBackend(KSP ksp)
   PetscFunctionBegin;
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackend_C", NULL));
+  PetscFunctionReturn(0);
+}
+
+PETSC_INTERN PetscErrorCode KSPReset_Fused(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPFusedReset((KSPFused *)ksp->data));
+  PetscFunctionReturn(0);
+}
+
+/* Every method's reset hook frees its own data, so one destroy serves all */
+PETSC_INTERN PetscErrorCode KSPDestroy_Fused(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall((*ksp->ops->reset)(ksp));
+  PetscCall(KSPFusedDecomposeBackend(ksp));
+  PetscCall(KSPDestroyDefault(ksp));
+  PetscFunctionReturn(0);
+}
+
+PETSC_INTERN PetscErrorCode KSPView_Fused(KSP ksp, PetscViewer viewer)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPFusedView(ksp, (KSPFused *)ksp->data, viewer));
+  PetscFunctionReturn(0);
+}
+
+PETSC_INTERN PetscErrorCode KSPSetFromOptions_Fused(KSP ksp, PetscOptionItems *PetscOptionsObject)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPFusedSetFromOptions(ksp, (KSPFused *)ksp->data, PetscOptionsObject));
   PetscFunctionReturn(0);
 }
 

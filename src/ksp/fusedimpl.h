@@ -28,6 +28,7 @@ typedef struct {
   PetscObjectId    dinv_pmat_id;      /* the Pmat (id, state) dinv was taken from */
   PetscObjectState dinv_pmat_state;
   PetscInt         nsync;             /* global reductions in the last solve */
+  const char      *description;       /* the method in one line, for -ksp_view */
 } KSPFused;
 
 PETSC_INTERN PetscLogEvent KSP_Fused_Allreduce;
@@ -42,7 +43,12 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSP, KSPFused *, PetscViewer);
 PETSC_INTERN PetscErrorCode KSPFusedReset(KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedAllreduce(KSP, KSPFused *, PetscInt, PetscScalar[]);
 PETSC_INTERN PetscErrorCode KSPFusedConverged(KSP, PetscInt, PetscReal);
-PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP, KSPFused *);
+PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP, KSPFused *, const char *description);
+/* KSP hooks for methods with nothing of their own to reset, view or set */
+PETSC_INTERN PetscErrorCode KSPReset_Fused(KSP);
+PETSC_INTERN PetscErrorCode KSPDestroy_Fused(KSP);
+PETSC_INTERN PetscErrorCode KSPView_Fused(KSP, PetscViewer);
+PETSC_INTERN PetscErrorCode KSPSetFromOptions_Fused(KSP, PetscOptionItems *);
 PETSC_INTERN PetscErrorCode KSPFusedDecomposeBackend(KSP);
 
 /* Reference-backend helpers over local arrays */

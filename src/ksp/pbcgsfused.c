@@ -102,45 +102,6 @@ static PetscErrorCode KSPSolve_PBCGSFused(KSP ksp)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode KSPReset_PBCGSFused(KSP ksp)
-{
-  KSP_PBCGSFused *bcgs = (KSP_PBCGSFused *)ksp->data;
-
-  PetscFunctionBegin;
-  PetscCall(KSPFusedReset(&bcgs->fused));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode KSPDestroy_PBCGSFused(KSP ksp)
-{
-  PetscFunctionBegin;
-  PetscCall(KSPReset_PBCGSFused(ksp));
-  PetscCall(KSPFusedDecomposeBackend(ksp));
-  PetscCall(KSPDestroyDefault(ksp));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode KSPView_PBCGSFused(KSP ksp, PetscViewer viewer)
-{
-  KSP_PBCGSFused *bcgs = (KSP_PBCGSFused *)ksp->data;
-  PetscBool       iascii;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
-  if (iascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  pipelined BiCGStab (Rupp et al. 2015): 4 fused steps and 2 packed reductions per iteration\n"));
-  PetscCall(KSPFusedView(ksp, &bcgs->fused, viewer));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode KSPSetFromOptions_PBCGSFused(KSP ksp, PetscOptionItems *PetscOptionsObject)
-{
-  KSP_PBCGSFused *bcgs = (KSP_PBCGSFused *)ksp->data;
-
-  PetscFunctionBegin;
-  PetscCall(KSPFusedSetFromOptions(ksp, &bcgs->fused, PetscOptionsObject));
-  PetscFunctionReturn(0);
-}
-
 /*MC
    KSPPBCGSFUSED - Pipelined BiCGStab with the vector work fused into four steps per iteration.
 
@@ -168,14 +129,14 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PBCGSFused(KSP ksp)
   ksp->data = (void *)bcgs;
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 3));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
-  PetscCall(KSPFusedComposeBackend(ksp, &bcgs->fused));
+  PetscCall(KSPFusedComposeBackend(ksp, &bcgs->fused, "pipelined BiCGStab (Rupp et al. 2015): 4 fused steps and 2 packed reductions per iteration"));
 
   ksp->ops->setup          = KSPSetUp_PBCGSFused;
   ksp->ops->solve          = KSPSolve_PBCGSFused;
-  ksp->ops->reset          = KSPReset_PBCGSFused;
-  ksp->ops->destroy        = KSPDestroy_PBCGSFused;
-  ksp->ops->view           = KSPView_PBCGSFused;
-  ksp->ops->setfromoptions = KSPSetFromOptions_PBCGSFused;
+  ksp->ops->reset          = KSPReset_Fused;
+  ksp->ops->destroy        = KSPDestroy_Fused;
+  ksp->ops->view           = KSPView_Fused;
+  ksp->ops->setfromoptions = KSPSetFromOptions_Fused;
   ksp->ops->buildsolution  = KSPBuildSolutionDefault;
   ksp->ops->buildresidual  = KSPBuildResidualDefault;
   PetscFunctionReturn(0);

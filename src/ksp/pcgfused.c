@@ -96,45 +96,6 @@ static PetscErrorCode KSPSolve_PCGFused(KSP ksp)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode KSPReset_PCGFused(KSP ksp)
-{
-  KSP_PCGFused *cg = (KSP_PCGFused *)ksp->data;
-
-  PetscFunctionBegin;
-  PetscCall(KSPFusedReset(&cg->fused));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode KSPDestroy_PCGFused(KSP ksp)
-{
-  PetscFunctionBegin;
-  PetscCall(KSPReset_PCGFused(ksp));
-  PetscCall(KSPFusedDecomposeBackend(ksp));
-  PetscCall(KSPDestroyDefault(ksp));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode KSPView_PCGFused(KSP ksp, PetscViewer viewer)
-{
-  KSP_PCGFused *cg = (KSP_PCGFused *)ksp->data;
-  PetscBool     iascii;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
-  if (iascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  pipelined CG (Rupp et al. 2015): 2 fused steps and 1 synchronization point per iteration\n"));
-  PetscCall(KSPFusedView(ksp, &cg->fused, viewer));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode KSPSetFromOptions_PCGFused(KSP ksp, PetscOptionItems *PetscOptionsObject)
-{
-  KSP_PCGFused *cg = (KSP_PCGFused *)ksp->data;
-
-  PetscFunctionBegin;
-  PetscCall(KSPFusedSetFromOptions(ksp, &cg->fused, PetscOptionsObject));
-  PetscFunctionReturn(0);
-}
-
 /*MC
    KSPPCGFUSED - Pipelined conjugate gradients with the vector work fused into two steps per iteration
    and one global reduction per iteration, for symmetric positive definite operators and preconditioners.
@@ -167,14 +128,14 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PCGFused(KSP ksp)
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_LEFT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NATURAL, PC_LEFT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
-  PetscCall(KSPFusedComposeBackend(ksp, &cg->fused));
+  PetscCall(KSPFusedComposeBackend(ksp, &cg->fused, "pipelined CG (Rupp et al. 2015): 2 fused steps and 1 synchronization point per iteration"));
 
   ksp->ops->setup          = KSPSetUp_PCGFused;
   ksp->ops->solve          = KSPSolve_PCGFused;
-  ksp->ops->reset          = KSPReset_PCGFused;
-  ksp->ops->destroy        = KSPDestroy_PCGFused;
-  ksp->ops->view           = KSPView_PCGFused;
-  ksp->ops->setfromoptions = KSPSetFromOptions_PCGFused;
+  ksp->ops->reset          = KSPReset_Fused;
+  ksp->ops->destroy        = KSPDestroy_Fused;
+  ksp->ops->view           = KSPView_Fused;
+  ksp->ops->setfromoptions = KSPSetFromOptions_Fused;
   ksp->ops->buildsolution  = KSPBuildSolutionDefault;
   ksp->ops->buildresidual  = KSPBuildResidualDefault;
   PetscFunctionReturn(0);

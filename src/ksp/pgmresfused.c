@@ -286,13 +286,11 @@ static PetscErrorCode KSPGMRESGetCGSRefinementType_PGMRESFused(KSP ksp, KSPGMRES
 static PetscErrorCode KSPDestroy_PGMRESFused(KSP ksp)
 {
   PetscFunctionBegin;
-  PetscCall(KSPReset_PGMRESFused(ksp));
-  PetscCall(KSPFusedDecomposeBackend(ksp));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetRestart_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESGetRestart_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetCGSRefinementType_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESGetCGSRefinementType_C", NULL));
-  PetscCall(KSPDestroyDefault(ksp));
+  PetscCall(KSPDestroy_Fused(ksp));
   PetscFunctionReturn(0);
 }
 
@@ -336,13 +334,13 @@ static PetscErrorCode KSPView_PGMRESFused(KSP ksp, PetscViewer viewer)
   PetscBool        iascii;
 
   PetscFunctionBegin;
+  PetscCall(KSPFusedView(ksp, &gm->fused, viewer));
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
   if (iascii) {
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  pipelined simpler GMRES (Walker-Zhou, Rupp et al. 2015): restart=%" PetscInt_FMT "\n", gm->restart));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT "\n", gm->restart));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  classical Gram-Schmidt, second pass: %s\n", gm->cgstype == KSP_GMRES_CGS_REFINE_NEVER ? "never" : gm->cgstype == KSP_GMRES_CGS_REFINE_IFNEEDED ? "if needed" : "always"));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  4 fused steps and 2 packed reductions per Arnoldi step; breakdown tolerance %g\n", (double)gm->breakdowntol));
   }
-  PetscCall(KSPFusedView(ksp, &gm->fused, viewer));
   PetscFunctionReturn(0);
 }
 
@@ -378,7 +376,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PGMRESFused(KSP ksp)
   gm->breakdowntol = 10.0 * PETSC_MACHINE_EPSILON;
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 3));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
-  PetscCall(KSPFusedComposeBackend(ksp, &gm->fused));
+  PetscCall(KSPFusedComposeBackend(ksp, &gm->fused, "pipelined simpler GMRES (Walker-Zhou, Rupp et al. 2015), classical Gram-Schmidt"));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetRestart_C", KSPGMRESSetRestart_PGMRESFused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESGetRestart_C", KSPGMRESGetRestart_PGMRESFused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetCGSRefinementType_C", KSPGMRESSetCGSRefinementType_PGMRESFused));
