@@ -119,3 +119,34 @@ PetscErrorCode ProblemExactSolution(Mat A, Vec *xstar, Vec *b)
   PetscCall(MatMult(A, *xstar, *b));
   PetscFunctionReturn(0);
 }
+
+PetscErrorCode ProblemTrueResidual(Mat A, Vec b, Vec x, PetscReal *rel)
+{
+  Vec       r;
+  PetscReal rn, bn;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &r));
+  PetscCall(MatMult(A, x, r));
+  PetscCall(VecAYPX(r, -1.0, b));
+  PetscCall(VecNorm(r, NORM_2, &rn));
+  PetscCall(VecNorm(b, NORM_2, &bn));
+  *rel = bn > 0 ? rn / bn : rn;
+  PetscCall(VecDestroy(&r));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ProblemRelativeError(Vec x, Vec xstar, PetscReal *err)
+{
+  Vec       e;
+  PetscReal en, xn;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(x, &e));
+  PetscCall(VecWAXPY(e, -1.0, xstar, x));
+  PetscCall(VecNorm(e, NORM_2, &en));
+  PetscCall(VecNorm(xstar, NORM_2, &xn));
+  *err = en / xn;
+  PetscCall(VecDestroy(&e));
+  PetscFunctionReturn(0);
+}

@@ -17,4 +17,8 @@ PetscErrorCode ProblemCreate(MPI_Comm, ProblemType, PetscInt n, Mat *);
 PetscErrorCode ProblemLoad(MPI_Comm, const char path[], Mat *);
 /* x* with entries in [0.5, 1.5] (smooth, reproducible on any rank count) and b = A x* */
 PetscErrorCode ProblemExactSolution(Mat, Vec *xstar, Vec *b);
+/* |b - A x| / |b| (|b - A x| where b = 0) */
+PetscErrorCode ProblemTrueResidual(Mat, Vec b, Vec x, PetscReal *rel);
+/* |x - x*| / |x*| */
+PetscErrorCode ProblemRelativeError(Vec x, Vec xstar, PetscReal *err);
 #endif

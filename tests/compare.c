@@ -15,13 +15,11 @@ typedef struct {
 
 static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, PetscBool nonzero_guess, SolveResult *res)
 {
-  KSP       ksp;
-  Vec       x, r;
-  PetscReal bnorm, rnorm, xnorm;
+  KSP ksp;
+  Vec x;
 
   PetscFunctionBegin;
   PetscCall(VecDuplicate(b, &x));
-  PetscCall(VecDuplicate(b, &r));
   PetscCall(KSPCreate(PetscObjectComm((PetscObject)A), &ksp));
   PetscCall(KSPSetOperators(ksp, A, A));
   PetscCall(KSPSetType(ksp, type));
@@ -40,18 +38,10 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(KSPGetIterationNumber(ksp, &res->its));
   PetscCall(KSPGetConvergedReason(ksp, &res->reason));
-  PetscCall(MatMult(A, x, r));
-  PetscCall(VecAYPX(r, -1.0, b));
-  PetscCall(VecNorm(r, NORM_2, &rnorm));
-  PetscCall(VecNorm(b, NORM_2, &bnorm));
-  res->truerel = bnorm > 0 ? rnorm / bnorm : rnorm;
-  PetscCall(VecAXPY(x, -1.0, xstar));
-  PetscCall(VecNorm(x, NORM_2, &rnorm));
-  PetscCall(VecNorm(xstar, NORM_2, &xnorm));
-  res->err = rnorm / xnorm;
+  PetscCall(ProblemTrueResidual(A, b, x, &res->truerel));
+  PetscCall(ProblemRelativeError(x, xstar, &res->err));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&x));
-  PetscCall(VecDestroy(&r));
   PetscFunctionReturn(0);
 }
 

@@ -97,7 +97,7 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
   PetscFunctionReturn(0);
 }
 
-PETSC_INTERN PetscErrorCode KSPFusedView(KSP ksp, KSPFused *fused, PetscViewer viewer)
+PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
 {
   PetscBool iascii;
 
@@ -106,11 +106,8 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSP ksp, KSPFused *fused, PetscViewer v
   if (!iascii) PetscFunctionReturn(0);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  %s\n", fused->description));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  backend: %s (requested: %s)\n", fused->backend == KSP_FUSED_BACKEND_CUDA ? "CUDA" : "reference, on the host", KSPFusedBackends[fused->backend_requested]));
-  if (ksp->setupstage == KSP_SETUP_NEW) {
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner placement: decided at the first solve\n"));
-  } else {
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner: %s\n", fused->pcplace_why ? fused->pcplace_why : "decided at the first solve"));
-  }
+  /* the placement is decided per solve; before the first one there is none to show */
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner: %s\n", fused->pcplace_why ? fused->pcplace_why : "placement decided at the first solve"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  global reductions (MPI_Allreduce) in the last solve: %" PetscInt_FMT "\n", fused->nsync));
   PetscFunctionReturn(0);
 }
@@ -253,7 +250,7 @@ PETSC_INTERN PetscErrorCode KSPDestroy_Fused(KSP ksp)
 PETSC_INTERN PetscErrorCode KSPView_Fused(KSP ksp, PetscViewer viewer)
 {
   PetscFunctionBegin;
-  PetscCall(KSPFusedView(ksp, (KSPFused *)ksp->data, viewer));
+  PetscCall(KSPFusedView((KSPFused *)ksp->data, viewer));
   PetscFunctionReturn(0);
 }
 

@@ -39,7 +39,7 @@ PETSC_INTERN PetscLogEvent KSP_PGMRESFused_Product, KSP_PGMRESFused_MDot, KSP_PG
 PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP, KSPFused *, PetscOptionItems *);
 PETSC_INTERN PetscErrorCode KSPFusedSetUp(KSP, KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP, KSPFused *);
-PETSC_INTERN PetscErrorCode KSPFusedView(KSP, KSPFused *, PetscViewer);
+PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *, PetscViewer);
 PETSC_INTERN PetscErrorCode KSPFusedReset(KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedAllreduce(KSP, KSPFused *, PetscInt, PetscScalar[]);
 PETSC_INTERN PetscErrorCode KSPFusedConverged(KSP, PetscInt, PetscReal);

@@ -334,7 +334,7 @@ static PetscErrorCode KSPView_PGMRESFused(KSP ksp, PetscViewer viewer)
   PetscBool        iascii;
 
   PetscFunctionBegin;
-  PetscCall(KSPFusedView(ksp, &gm->fused, viewer));
+  PetscCall(KSPFusedView(&gm->fused, viewer));
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
   if (iascii) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT "\n", gm->restart));
