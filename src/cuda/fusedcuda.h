@@ -1,13 +1,99 @@
-/* The C door into the CUDA code: every function here returns 0 on success;
-   on failure a nonzero code and, where it takes one, a message. */
+/* The C door into the CUDA code. Nothing here needs PETSc or CUDA headers:
+   the C side passes plain arrays and device pointers it never dereferences.
+   Every int-returning function returns FUSED_CUDA_OK or an error code, with
+   the message in FusedCUDALastError(). */
 #ifndef FUSEDCUDA_H
 #define FUSEDCUDA_H
 #include <stddef.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+enum { FUSED_CUDA_OK = 0, FUSED_CUDA_ERR_MEM = 1, FUSED_CUDA_ERR_LIB = 2, FUSED_CUDA_ERR_ARG = 3 };
+const char *FusedCUDALastError(void);
+
 int FusedCUDADeviceCount(int *count, char *reason, size_t reasonlen);
 int FusedCUDADeviceName(int device, char *name, size_t namelen, char *errmsg, size_t errlen);
+
+/* ---- the operator on the device ---------------------------------------- */
+enum { FUSED_FORMAT_AUTO, FUSED_FORMAT_CSR, FUSED_FORMAT_DIA };
+extern const char *const FusedFormatNames[];
+typedef struct FusedDevMat_s *FusedDevMat;
+
+/* Local rows n; the diagonal block in CSR (columns 0..n-1); the off-process
+   block in CSR over nghost compressed ghost columns (growptr NULL when none). */
+int    FusedDevMatCreate(int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *A);
+int    FusedDevMatDestroy(FusedDevMat *A);
+void   FusedDevMatGetInfo(FusedDevMat A, int *format, int *ndiag, size_t *bytes, int *nghost);
+double FusedDevMatBytesPerProduct(FusedDevMat A); /* matrix bytes read by one product */
+
+/* ---- per-solver device workspace --------------------------------------- */
+typedef struct FusedCUDA_s *FusedCUDA;
+
+int     FusedCUDACreate(int device, int n, int nvecs, int maxsums, const char *what, FusedCUDA *ctx);
+int     FusedCUDADestroy(FusedCUDA *ctx);
+double *FusedCUDAVec(FusedCUDA ctx, int i); /* device pointer of work vector i */
+int     FusedCUDAUpload(FusedCUDA ctx, double *dst, const double *host, int n);
+int     FusedCUDADownload(FusedCUDA ctx, double *host, const double *src, int n);
+int     FusedCUDAZero(FusedCUDA ctx, double *dst, int n);
+int     FusedCUDASetGhosts(FusedCUDA ctx, FusedDevMat A, const double *host); /* A's nghost values */
+/* waits for the device, then copies sums[first..first+count) of the last reductions */
+int     FusedCUDAGetSums(FusedCUDA ctx, int first, int count, double *host);
+int     FusedCUDASetSums(FusedCUDA ctx, int first, int count, const double *host);
+int     FusedCUDASynchronize(FusedCUDA ctx);
+
+/* What the device loop needs of KSPConvergedDefault after iteration 0 */
+typedef struct {
+  double ttol;    /* max(rtol * rnorm0, abstol) */
+  double dtol;    /* divtol * rnorm0 */
+  int    chknorm; /* no test at iterations <= chknorm */
+  int    max_it;
+} FusedConvergence;
+
+/* The device loop stops where the host must look; it returns the iteration
+   it stopped at and the residual norms of the iterations in between. */
+int FusedCUDAGetHistory(FusedCUDA ctx, int first, int count, double *host);
+
+/* ---- pcgfused ------------------------------------------------------------ */
+enum { FUSED_NORM_PRECONDITIONED, FUSED_NORM_UNPRECONDITIONED, FUSED_NORM_NATURAL, FUSED_NORM_NONE };
+typedef struct {
+  double       *x, *b, *r, *p, *y;
+  const double *d; /* inverse diagonal, NULL without a PC */
+  int           normtype;
+} FusedPCGVecs;
+int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero);
+int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha, double beta);
+int FusedPCGProduct(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v);
+/* iterations it0+1, ... on the device from a CUDA graph, until the test or
+   a breakdown check asks the host to look; *its is that iteration */
+int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int *its);
+
+/* ---- pbcgsfused ---------------------------------------------------------- */
+typedef struct {
+  double       *x, *b, *r, *rstar, *p, *v, *s, *t;
+  const double *d;
+} FusedPBCGSVecs;
+int FusedPBCGSStart(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, int guess_zero);
+int FusedPBCGSProductP(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v);
+int FusedPBCGSUpdateS(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha);
+int FusedPBCGSProductS(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v);
+int FusedPBCGSUpdateXRP(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, double omega, double beta);
+int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedConvergence *conv, int it0, int *its);
+
+/* ---- pgmresfused --------------------------------------------------------- */
+typedef struct {
+  double       *x, *b, *r, *z0, *w, *tmp, *V; /* V: restart vectors of length n, one after another */
+  const double *d;
+  int           right; /* right preconditioning */
+} FusedPGMRESVecs;
+int FusedPGMRESStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int guess_zero);
+int FusedPGMRESProduct(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j, double scale);
+int FusedPGMRESMDot(FusedCUDA ctx, const FusedPGMRESVecs *v, int j);
+int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, const double *h);
+int FusedPGMRESNormalize(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, double xi);
+/* y += B^{right} sum_{i<k} t_i z_i, y a device vector */
+int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const double *t, double *y);
+
 #ifdef __cplusplus
 }
 #endif

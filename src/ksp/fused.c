@@ -11,25 +11,11 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Pet
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Fused pipelined Krylov options");
   PetscCall(PetscOptionsEnum("-ksp_fused_backend", "Where the fused steps run", "KSPFusedSetBackend", KSPFusedBackends, (PetscEnum)fused->backend_requested, (PetscEnum *)&fused->backend_requested, NULL));
+  PetscCall(PetscOptionsBool("-ksp_fused_convert", "CUDA backend: keep a device copy of an AIJ operator (rebuilt when it changes)", "", fused->convert, &fused->convert, NULL));
+  PetscCall(PetscOptionsEList("-ksp_fused_mat_format", "CUDA backend: storage of the operator's device copy", "", FusedFormatNames, 3, FusedFormatNames[fused->format], &fused->format, NULL));
+  PetscCall(PetscOptionsBool("-ksp_fused_device_loop", "CUDA backend: run the iterations from a CUDA graph, testing convergence on the device, where the test and monitors allow", "", fused->device_loop, &fused->device_loop, NULL));
   PetscOptionsHeadEnd();
   (void)ksp;
-  PetscFunctionReturn(0);
-}
-
-/* The CUDA backend of the fused steps is not part of this build yet; a user
-   who asks for it gets told so, AUTO quietly takes the reference backend. */
-static PetscErrorCode KSPFusedChooseBackend(KSP ksp, KSPFused *fused)
-{
-  PetscFunctionBegin;
-  if (fused->backend_requested == KSP_FUSED_BACKEND_CUDA) {
-    PetscInt count;
-    char     reason[256];
-
-    PetscCall(PetscFusedCUDADeviceCount(&count, reason, sizeof(reason)));
-    PetscCheck(count > 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP_SYS, "-ksp_fused_backend cuda: no usable CUDA device: %s. Use -ksp_fused_backend reference (or auto)", reason);
-    SETERRQ(PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_fused_backend cuda: the CUDA backend of %s is not in this release yet; use -ksp_fused_backend reference (or auto)", ((PetscObject)ksp)->type_name);
-  }
-  fused->backend = KSP_FUSED_BACKEND_REFERENCE;
   PetscFunctionReturn(0);
 }
 
@@ -37,7 +23,7 @@ PETSC_INTERN PetscErrorCode KSPFusedSetUp(KSP ksp, KSPFused *fused)
 {
   PetscFunctionBegin;
   PetscCheck(ksp->pc_side != PC_SYMMETRIC, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "%s does not support symmetric preconditioning; use -ksp_pc_side left", ((PetscObject)ksp)->type_name);
-  PetscCall(KSPFusedChooseBackend(ksp, fused));
+  (void)fused;
   PetscFunctionReturn(0);
 }
 
@@ -94,6 +80,9 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
     fused->pcplace     = KSP_FUSED_PC_HOST;
     fused->pcplace_why = "on the host through PCApply(): this PC type has no fused implementation";
   }
+  fused->loop_why = NULL;
+  fused->loop_its = 0;
+  PetscCall(KSPFusedChooseBackend(ksp, fused));
   PetscFunctionReturn(0);
 }
 
@@ -105,7 +94,21 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
   if (!iascii) PetscFunctionReturn(0);
   PetscCall(PetscViewerASCIIPrintf(viewer, "  %s\n", fused->description));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  backend: %s (requested: %s)\n", fused->backend == KSP_FUSED_BACKEND_CUDA ? "CUDA" : "reference, on the host", KSPFusedBackends[fused->backend_requested]));
+  if (fused->backend_why[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "  backend: %s (requested: %s): %s\n", fused->backend == KSP_FUSED_BACKEND_CUDA ? "CUDA" : "reference, on the host", KSPFusedBackends[fused->backend_requested], fused->backend_why));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  backend: chosen at the first solve (requested: %s)\n", KSPFusedBackends[fused->backend_requested]));
+  if (fused->backend == KSP_FUSED_BACKEND_CUDA && fused->devmat) {
+    char   name[256];
+    int    format, ndiag, nghost;
+    size_t bytes;
+
+    PetscCall(PetscFusedCUDADeviceName(fused->cuda_device, name, sizeof(name)));
+    FusedDevMatGetInfo(fused->devmat, &format, &ndiag, &bytes, &nghost);
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  device %" PetscInt_FMT ": %s\n", fused->cuda_device, name));
+    if (format == FUSED_FORMAT_DIA) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: DIA, %d diagonals, %zu bytes (-ksp_fused_mat_format %s)\n", ndiag, bytes, FusedFormatNames[fused->format]));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: CSR, %zu bytes (-ksp_fused_mat_format %s)\n", bytes, FusedFormatNames[fused->format]));
+    if (nghost) PetscCall(PetscViewerASCIIPrintf(viewer, "  ghost values per product on this rank: %d, exchanged through the host\n", nghost));
+    if (fused->loop_why) PetscCall(PetscViewerASCIIPrintf(viewer, "  iterations: %s (%" PetscInt_FMT " of the last solve ran on the device)\n", fused->loop_why, fused->loop_its));
+  }
   /* the placement is decided per solve; before the first one there is none to show */
   PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner: %s\n", fused->pcplace_why ? fused->pcplace_why : "placement decided at the first solve"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  global reductions (MPI_Allreduce) in the last solve: %" PetscInt_FMT "\n", fused->nsync));
@@ -118,6 +121,7 @@ PETSC_INTERN PetscErrorCode KSPFusedReset(KSPFused *fused)
   PetscCall(VecDestroy(&fused->dinv));
   fused->dinv_pmat_id    = 0;
   fused->dinv_pmat_state = 0;
+  PetscCall(KSPFusedCUDAReset(fused));
   PetscFunctionReturn(0);
 }
 
@@ -217,6 +221,9 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   fused->description       = description;
   fused->backend_requested = KSP_FUSED_BACKEND_AUTO;
   fused->backend           = KSP_FUSED_BACKEND_REFERENCE;
+  fused->convert           = PETSC_TRUE;
+  fused->device_loop       = PETSC_TRUE;
+  fused->format            = FUSED_FORMAT_AUTO;
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", KSPFusedSetBackend_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackend_C", KSPFusedGetBackend_Fused));
   PetscFunctionReturn(0);

@@ -6,6 +6,7 @@
 
 #include <petscfused.h>
 #include <petsc/private/kspimpl.h>
+#include "cuda/fusedcuda.h"
 
 #if defined(PETSC_USE_COMPLEX)
   #error "petsc-fused needs a PETSc built with real scalars"
@@ -29,9 +30,38 @@ typedef struct {
   PetscObjectState dinv_pmat_state;
   PetscInt         nsync;             /* global reductions in the last solve */
   const char      *description;       /* the method in one line, for -ksp_view */
+  char             backend_why[256];  /* why this backend, for -ksp_view */
+
+  /* CUDA backend: the workspace (vector 0 is the Jacobi diagonal), the
+     operator on the device, and the host-staged exchange of its ghost values */
+  PetscBool        convert;           /* -ksp_fused_convert: device copy of an AIJ operator */
+  PetscInt         format;            /* -ksp_fused_mat_format */
+  PetscBool        device_loop;       /* -ksp_fused_device_loop: iterate from a CUDA graph where allowed */
+  FusedCUDA        cuda;
+  PetscInt         cuda_device, cuda_n, cuda_nvecs, cuda_maxsums;
+  FusedDevMat      devmat;
+  PetscObjectId    devmat_id;
+  PetscObjectState devmat_state;
+  PetscLogDouble   mat_nnz;           /* local nonzeros of the operator, for the flop counts */
+  PetscObjectState dinv_uploaded;     /* state of dinv when it went to the device */
+  VecScatter       ghost_scatter;
+  Vec              ghost, host_local; /* ghost values; a host vector to stage local values */
+  PetscBool        x_on_device;       /* the solution lives on the device (during a solve) */
+  PetscErrorCode (*download_solution)(KSP);
+  const char      *loop_why;          /* where the iterations ran in the last solve */
+  PetscInt         loop_its;          /* iterations run by the device loop in the last solve */
 } KSPFused;
 
-PETSC_INTERN PetscLogEvent KSP_Fused_Allreduce;
+/* Reserved workspace vector: the inverse diagonal of fused Jacobi */
+#define FUSED_VEC_DINV 0
+
+#define PetscCallFusedCUDA(call) \
+  do { \
+    int fused_cuda_err_ = (call); \
+    PetscCheck(!fused_cuda_err_, PETSC_COMM_SELF, fused_cuda_err_ == FUSED_CUDA_ERR_MEM ? PETSC_ERR_MEM : PETSC_ERR_LIB, "%s", FusedCUDALastError()); \
+  } while (0)
+
+PETSC_INTERN PetscLogEvent KSP_Fused_Allreduce, KSP_Fused_DeviceLoop, KSP_Fused_Convert;
 PETSC_INTERN PetscLogEvent KSP_PCGFused_Update, KSP_PCGFused_Product;
 PETSC_INTERN PetscLogEvent KSP_PBCGSFused_ProductP, KSP_PBCGSFused_UpdateS, KSP_PBCGSFused_ProductS, KSP_PBCGSFused_UpdateXRP;
 PETSC_INTERN PetscLogEvent KSP_PGMRESFused_Product, KSP_PGMRESFused_MDot, KSP_PGMRESFused_Orthog, KSP_PGMRESFused_Normalize, KSP_PGMRESFused_Update;
@@ -50,6 +80,18 @@ PETSC_INTERN PetscErrorCode KSPDestroy_Fused(KSP);
 PETSC_INTERN PetscErrorCode KSPView_Fused(KSP, PetscViewer);
 PETSC_INTERN PetscErrorCode KSPSetFromOptions_Fused(KSP, PetscOptionItems *);
 PETSC_INTERN PetscErrorCode KSPFusedDecomposeBackend(KSP);
+
+/* CUDA backend (fused_cuda.c) */
+PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP, KSPFused *);
+PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP, KSPFused *, PetscInt nvecs, PetscInt maxsums, const char *what);
+PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *);
+PETSC_INTERN PetscErrorCode KSPFusedCUDAUpload(KSPFused *, Vec, double *);
+PETSC_INTERN PetscErrorCode KSPFusedCUDADownload(KSPFused *, const double *, Vec);
+PETSC_INTERN PetscErrorCode KSPFusedCUDAGhosts(KSPFused *, const double *);
+PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP, KSPFused *, PetscBool *);
+PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP, FusedConvergence *);
+PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP, KSPFused *, PetscInt from, PetscInt to);
+PETSC_INTERN PetscErrorCode KSPBuildSolution_Fused(KSP, Vec, Vec *);
 
 /* Reference-backend helpers over local arrays */
 PETSC_INTERN PetscErrorCode KSPFusedApplyPC_Reference(KSP, KSPFused *, Vec, Vec);

@@ -32,14 +32,14 @@ static PetscReal PCGFusedNorm(KSP ksp, const PetscScalar sums[])
   }
 }
 
-static PetscErrorCode KSPSolve_PCGFused(KSP ksp)
+/* The iteration; KSPCheckNorm() and KSPCheckDot() may return from it early */
+static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
 {
   KSP_PCGFused *cg = (KSP_PCGFused *)ksp->data;
   PetscScalar   sums[PCG_NSUMS], alpha, beta;
   PetscInt      i;
 
   PetscFunctionBegin;
-  PetscCall(KSPFusedPrepareSolve(ksp, &cg->fused));
   PetscCall(PetscLogEventBegin(KSP_PCGFused_Update, ksp, 0, 0, 0));
   PetscCall(cg->steps->start(ksp, cg, sums));
   PetscCall(PetscLogEventEnd(KSP_PCGFused_Update, ksp, 0, 0, 0));
@@ -85,6 +85,13 @@ static PetscErrorCode KSPSolve_PCGFused(KSP ksp)
     alpha = rz / py;
     beta  = alpha * alpha * yw / rz - 1.0; /* = <r',z'>/<r,z> without a second reduction */
 
+    if (device_loop) {
+      /* the device takes alpha and beta from the same sums, and stops where this loop must look */
+      PetscCall(cg->steps->loop(ksp, cg, i, &i, sums));
+      i--;
+      continue;
+    }
+
     PetscCall(PetscLogEventBegin(KSP_PCGFused_Update, ksp, 0, 0, 0));
     PetscCall(cg->steps->update(ksp, cg, alpha, beta, sums));
     PetscCall(PetscLogEventEnd(KSP_PCGFused_Update, ksp, 0, 0, 0));
@@ -93,6 +100,20 @@ static PetscErrorCode KSPSolve_PCGFused(KSP ksp)
     PetscCall(PetscLogEventEnd(KSP_PCGFused_Product, ksp, 0, 0, 0));
     PetscCall(KSPFusedAllreduce(ksp, &cg->fused, PCG_NSUMS, sums));
   }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPSolve_PCGFused(KSP ksp)
+{
+  KSP_PCGFused *cg          = (KSP_PCGFused *)ksp->data;
+  PetscBool     device_loop = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedPrepareSolve(ksp, &cg->fused));
+  cg->steps = cg->fused.backend == KSP_FUSED_BACKEND_CUDA ? &KSPPCGFusedSteps_CUDA : &KSPPCGFusedSteps_Reference;
+  if (cg->steps->loop) PetscCall(KSPFusedCUDALoopAllowed(ksp, &cg->fused, &device_loop));
+  PetscCall(PCGFusedIterate(ksp, device_loop));
+  if (cg->steps->finish) PetscCall(cg->steps->finish(ksp, cg));
   PetscFunctionReturn(0);
 }
 
@@ -136,7 +157,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PCGFused(KSP ksp)
   ksp->ops->destroy        = KSPDestroy_Fused;
   ksp->ops->view           = KSPView_Fused;
   ksp->ops->setfromoptions = KSPSetFromOptions_Fused;
-  ksp->ops->buildsolution  = KSPBuildSolutionDefault;
+  ksp->ops->buildsolution  = KSPBuildSolution_Fused;
   ksp->ops->buildresidual  = KSPBuildResidualDefault;
   PetscFunctionReturn(0);
 }

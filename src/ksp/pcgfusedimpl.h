@@ -19,7 +19,16 @@ typedef struct {
   PetscErrorCode (*update)(KSP, KSP_PCGFused *, PetscScalar alpha, PetscScalar beta, PetscScalar partial[]);
   /* y = A p, w = B y; partial PY and YW */
   PetscErrorCode (*product)(KSP, KSP_PCGFused *, PetscScalar partial[]);
+  /* the solution back in ksp->vec_sol at the end of a solve (NULL: it is there) */
+  PetscErrorCode (*finish)(KSP, KSP_PCGFused *);
+  /* iterations it0+1.. without the host, until the test or a check needs it
+     (NULL: no such loop); *its is that iteration, sums[] its sums */
+  PetscErrorCode (*loop)(KSP, KSP_PCGFused *, PetscInt it0, PetscInt *its, PetscScalar sums[]);
 } KSPPCGFusedSteps;
+
+/* A backend may hand a step's partial sums over with the next step that
+   waits for the device: all of them are in place when the step before a
+   synchronization point returns. */
 
 struct _KSP_PCGFused {
   KSPFused                fused; /* first: the shared driver reads it through ksp->data */
@@ -29,4 +38,5 @@ struct _KSP_PCGFused {
 };
 
 PETSC_INTERN const KSPPCGFusedSteps KSPPCGFusedSteps_Reference;
+PETSC_INTERN const KSPPCGFusedSteps KSPPCGFusedSteps_CUDA;
 #endif

@@ -1,0 +1,278 @@
+/* The per-solver device workspace: vectors, reduction buffers, the loop
+   state, and the CUDA graph that runs a method's iterations without the host. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "cuda/fusedcuda_impl.cuh"
+
+static char fused_last_error[512];
+
+extern "C" const char *FusedCUDALastError(void)
+{
+  return fused_last_error;
+}
+
+int FusedCUDASetError(int code, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(fused_last_error, sizeof(fused_last_error), fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+int FusedCUDAFail(cudaError_t err, const char *call, const char *file, int line)
+{
+  const int code = err == cudaErrorMemoryAllocation ? FUSED_CUDA_ERR_MEM : FUSED_CUDA_ERR_LIB;
+  (void)cudaGetLastError(); /* clear a non-sticky error */
+  return FusedCUDASetError(code, "%s failed: %s (%s) at %s:%d", call, cudaGetErrorName(err), cudaGetErrorString(err), file, line);
+}
+
+/* cudaMalloc with the size in the message, for PETSC_ERR_MEM */
+static int FusedMalloc(void **ptr, size_t bytes, const char *what)
+{
+  cudaError_t err = cudaMalloc(ptr, bytes);
+  if (err == cudaErrorMemoryAllocation) {
+    size_t freeb = 0, total = 0;
+    (void)cudaGetLastError();
+    (void)cudaMemGetInfo(&freeb, &total);
+    *ptr = NULL;
+    return FusedCUDASetError(FUSED_CUDA_ERR_MEM, "CUDA device out of memory: %s needs %zu bytes, %zu of %zu are free", what, bytes, freeb, total);
+  }
+  FUSED_CUDA_CHECK(err);
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDACreate(int device, int n, int nvecs, int maxsums, const char *what, FusedCUDA *out)
+{
+  FusedCUDA      ctx;
+  cudaDeviceProp prop;
+  int            err;
+  char           label[256];
+
+  *out = NULL;
+  ctx  = (FusedCUDA)calloc(1, sizeof(*ctx));
+  if (!ctx) return FusedCUDASetError(FUSED_CUDA_ERR_MEM, "host out of memory for the CUDA workspace");
+  ctx->device  = device;
+  ctx->n       = n;
+  ctx->nvecs   = nvecs;
+  ctx->maxsums = maxsums;
+#define TRY(call) \
+  do { \
+    if ((err = (call))) goto fail; \
+  } while (0)
+#define TRY_CUDA(call) \
+  do { \
+    cudaError_t e_ = (call); \
+    if (e_ != cudaSuccess) { \
+      err = FusedCUDAFail(e_, #call, __FILE__, __LINE__); \
+      goto fail; \
+    } \
+  } while (0)
+  TRY_CUDA(cudaSetDevice(device));
+  TRY_CUDA(cudaGetDeviceProperties(&prop, device));
+  {
+    /* enough blocks to fill the device, never more than there are rows to share */
+    const int need = (n + FUSED_BLOCK - 1) / FUSED_BLOCK;
+    const int most = prop.multiProcessorCount * 8;
+    ctx->nblocks   = need < 1 ? 1 : (need < most ? need : most);
+  }
+  TRY_CUDA(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
+  snprintf(label, sizeof(label), "%s (%d vectors of %d rows)", what, nvecs, n);
+  TRY(FusedMalloc((void **)&ctx->vecs, sizeof(double) * (size_t)nvecs * (size_t)(n > 0 ? n : 1), label));
+  TRY(FusedMalloc((void **)&ctx->partials, sizeof(double) * (size_t)maxsums * ctx->nblocks, "the reduction buffers"));
+  TRY(FusedMalloc((void **)&ctx->sums, sizeof(double) * maxsums, "the reduction buffers"));
+  TRY(FusedMalloc((void **)&ctx->ticket, sizeof(unsigned int), "the reduction buffers"));
+  TRY(FusedMalloc((void **)&ctx->state, sizeof(FusedLoopState), "the loop state"));
+  TRY_CUDA(cudaMemsetAsync(ctx->ticket, 0, sizeof(unsigned int), ctx->stream));
+  TRY_CUDA(cudaMemsetAsync(ctx->state, 0, sizeof(FusedLoopState), ctx->stream));
+  TRY_CUDA(cudaMemsetAsync(ctx->sums, 0, sizeof(double) * maxsums, ctx->stream));
+  TRY_CUDA(cudaMallocHost((void **)&ctx->sums_host, sizeof(double) * maxsums));
+  TRY_CUDA(cudaStreamSynchronize(ctx->stream));
+  *out = ctx;
+  return FUSED_CUDA_OK;
+fail:
+  (void)FusedCUDADestroy(&ctx);
+  return err;
+#undef TRY
+#undef TRY_CUDA
+}
+
+/* Frees everything, also after a failed create; the first error is kept. */
+extern "C" int FusedCUDADestroy(FusedCUDA *pctx)
+{
+  FusedCUDA ctx = *pctx;
+  char      saved[sizeof(fused_last_error)];
+  int       err = FUSED_CUDA_OK;
+
+  if (!ctx) return FUSED_CUDA_OK;
+  memcpy(saved, fused_last_error, sizeof(saved));
+#define FREE(call) \
+  do { \
+    cudaError_t e_ = (call); \
+    if (e_ != cudaSuccess && !err) err = FusedCUDAFail(e_, #call, __FILE__, __LINE__); \
+  } while (0)
+  if (ctx->loop_exec) FREE(cudaGraphExecDestroy(ctx->loop_exec));
+  FREE(cudaFree(ctx->vecs));
+  FREE(cudaFree(ctx->partials));
+  FREE(cudaFree(ctx->sums));
+  FREE(cudaFree(ctx->ticket));
+  FREE(cudaFree(ctx->state));
+  FREE(cudaFree(ctx->hist));
+  if (ctx->sums_host) FREE(cudaFreeHost(ctx->sums_host));
+  if (ctx->stream) FREE(cudaStreamDestroy(ctx->stream));
+#undef FREE
+  free(ctx);
+  *pctx = NULL;
+  if (!err) memcpy(fused_last_error, saved, sizeof(saved));
+  return err;
+}
+
+extern "C" double *FusedCUDAVec(FusedCUDA ctx, int i)
+{
+  return ctx->vecs + (size_t)i * (size_t)ctx->n;
+}
+
+extern "C" int FusedCUDAUpload(FusedCUDA ctx, double *dst, const double *host, int n)
+{
+  if (n <= 0) return FUSED_CUDA_OK;
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(dst, host, sizeof(double) * n, cudaMemcpyHostToDevice, ctx->stream));
+  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream)); /* host memory may be pageable and reused at once */
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDADownload(FusedCUDA ctx, double *host, const double *src, int n)
+{
+  if (n <= 0) return FusedCUDASynchronize(ctx);
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(host, src, sizeof(double) * n, cudaMemcpyDeviceToHost, ctx->stream));
+  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDAZero(FusedCUDA ctx, double *dst, int n)
+{
+  if (n > 0) FUSED_CUDA_CHECK(cudaMemsetAsync(dst, 0, sizeof(double) * n, ctx->stream));
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDASetGhosts(FusedCUDA ctx, FusedDevMat A, const double *host)
+{
+  return FusedCUDAUpload(ctx, A->ghost, host, A->nghost);
+}
+
+extern "C" int FusedCUDAGetSums(FusedCUDA ctx, int first, int count, double *host)
+{
+  if (first < 0 || first + count > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "sums %d..%d out of range (%d)", first, first + count, ctx->maxsums);
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->sums_host, ctx->sums + first, sizeof(double) * count, cudaMemcpyDeviceToHost, ctx->stream));
+  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  memcpy(host, ctx->sums_host, sizeof(double) * count);
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDASetSums(FusedCUDA ctx, int first, int count, const double *host)
+{
+  if (first < 0 || first + count > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "sums %d..%d out of range (%d)", first, first + count, ctx->maxsums);
+  return FusedCUDAUpload(ctx, ctx->sums + first, host, count);
+}
+
+extern "C" int FusedCUDASynchronize(FusedCUDA ctx)
+{
+  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  return FUSED_CUDA_OK;
+}
+
+int FusedCUDAEnsureHistory(FusedCUDA ctx, int len)
+{
+  if (len <= ctx->hist_len) return FUSED_CUDA_OK;
+  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  FUSED_CUDA_CHECK(cudaFree(ctx->hist));
+  ctx->hist     = NULL;
+  ctx->hist_len = 0;
+  if (int err = FusedMalloc((void **)&ctx->hist, sizeof(double) * (size_t)len, "the residual history of the device loop")) return err;
+  ctx->hist_len = len;
+  /* the graph holds the old pointer */
+  if (ctx->loop_exec) FUSED_CUDA_CHECK(cudaGraphExecDestroy(ctx->loop_exec));
+  ctx->loop_exec     = NULL;
+  ctx->loop_args_len = 0;
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDAGetHistory(FusedCUDA ctx, int first, int count, double *host)
+{
+  if (count <= 0) return FUSED_CUDA_OK;
+  if (first < 0 || first + count > ctx->hist_len) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "history %d..%d out of range (%d)", first, first + count, ctx->hist_len);
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(host, ctx->hist + first, sizeof(double) * count, cudaMemcpyDeviceToHost, ctx->stream));
+  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  return FUSED_CUDA_OK;
+}
+
+/* A while-loop graph: its body is captured from build(), whose last kernel
+   clears the condition when the host must look. The graph is kept and
+   relaunched while the kernel arguments are the same; what changes between
+   solves (tolerances, the first iteration) lives in device memory. */
+int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*build)(FusedCUDA, const void *, cudaGraphConditionalHandle), const FusedConvergence *conv, int it0, int *its)
+{
+  FusedLoopState state;
+
+  if (args_len > sizeof(ctx->loop_args)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "loop arguments of %zu bytes exceed %zu", args_len, sizeof(ctx->loop_args));
+  if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;
+  if (!ctx->loop_exec || ctx->loop_args_len != args_len || memcmp(ctx->loop_args, args, args_len)) {
+    cudaGraph_t                graph = NULL, body;
+    cudaGraphConditionalHandle handle;
+    /* a union with no default constructor: zeroed storage instead */
+    alignas(cudaGraphNodeParams) unsigned char params_storage[sizeof(cudaGraphNodeParams)] = {0};
+    cudaGraphNodeParams       &params = *reinterpret_cast<cudaGraphNodeParams *>(params_storage);
+    cudaGraphNode_t            node;
+    int                        err = FUSED_CUDA_OK;
+
+    if (ctx->loop_exec) FUSED_CUDA_CHECK(cudaGraphExecDestroy(ctx->loop_exec));
+    ctx->loop_exec     = NULL;
+    ctx->loop_args_len = 0;
+    FUSED_CUDA_CHECK(cudaGraphCreate(&graph, 0));
+    do {
+      cudaError_t e;
+      if ((e = cudaGraphConditionalHandleCreate(&handle, graph, 1, cudaGraphCondAssignDefault)) != cudaSuccess) {
+        err = FusedCUDAFail(e, "cudaGraphConditionalHandleCreate", __FILE__, __LINE__);
+        break;
+      }
+      params.type               = cudaGraphNodeTypeConditional;
+      params.conditional.handle = handle;
+      params.conditional.type   = cudaGraphCondTypeWhile;
+      params.conditional.size   = 1;
+      if ((e = cudaGraphAddNode(&node, graph, NULL, NULL, 0, &params)) != cudaSuccess) {
+        err = FusedCUDAFail(e, "cudaGraphAddNode (conditional while)", __FILE__, __LINE__);
+        break;
+      }
+      body = params.conditional.phGraph_out[0];
+      if ((e = cudaStreamBeginCaptureToGraph(ctx->stream, body, NULL, NULL, 0, cudaStreamCaptureModeThreadLocal)) != cudaSuccess) {
+        err = FusedCUDAFail(e, "cudaStreamBeginCaptureToGraph", __FILE__, __LINE__);
+        break;
+      }
+      err = build(ctx, args, handle);
+      {
+        cudaGraph_t captured = NULL;
+        e = cudaStreamEndCapture(ctx->stream, &captured);
+        if (!err && e != cudaSuccess) err = FusedCUDAFail(e, "cudaStreamEndCapture", __FILE__, __LINE__);
+      }
+      if (err) break;
+      if ((e = cudaGraphInstantiate(&ctx->loop_exec, graph, 0)) != cudaSuccess) {
+        err            = FusedCUDAFail(e, "cudaGraphInstantiate", __FILE__, __LINE__);
+        ctx->loop_exec = NULL;
+        break;
+      }
+    } while (0);
+    (void)cudaGraphDestroy(graph);
+    if (err) return err;
+    memcpy(ctx->loop_args, args, args_len);
+    ctx->loop_args_len = args_len;
+  }
+  state.it   = it0;
+  state.stop = 0;
+  state.conv = *conv;
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->state, &state, sizeof(state), cudaMemcpyHostToDevice, ctx->stream));
+  FUSED_CUDA_CHECK(cudaGraphLaunch(ctx->loop_exec, ctx->stream));
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(&state, ctx->state, sizeof(state), cudaMemcpyDeviceToHost, ctx->stream));
+  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  *its = state.it;
+  return FUSED_CUDA_OK;
+}

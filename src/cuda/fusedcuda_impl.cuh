@@ -1,0 +1,161 @@
+/* What the CUDA files share: error handling, the workspace, the operator's
+   row product, and the two-stage reduction every fused kernel ends with. */
+#ifndef FUSEDCUDA_IMPL_CUH
+#define FUSEDCUDA_IMPL_CUH
+#include <cuda_runtime.h>
+#include "cuda/fusedcuda.h"
+
+/* Records the message of a failed CUDA call; out of memory is its own code
+   so that the C side can raise PETSC_ERR_MEM. */
+int FusedCUDAFail(cudaError_t err, const char *call, const char *file, int line);
+int FusedCUDASetError(int code, const char *fmt, ...);
+
+#define FUSED_CUDA_CHECK(call) \
+  do { \
+    cudaError_t fused_err_ = (call); \
+    if (fused_err_ != cudaSuccess) return FusedCUDAFail(fused_err_, #call, __FILE__, __LINE__); \
+  } while (0)
+/* after a kernel launch: launch errors now, execution errors at the next sync */
+#define FUSED_CUDA_CHECK_LAUNCH(what) FUSED_CUDA_CHECK(cudaGetLastError())
+
+#define FUSED_BLOCK 256
+#define FUSED_WARPS (FUSED_BLOCK / 32)
+
+/* The operator as the kernels see it: passed by value. */
+struct FusedMatView {
+  int           n, format;
+  const int    *rowptr, *col; /* CSR */
+  const double *val;
+  int           ndiag;        /* DIA: dval[d * n + row] is A(row, row + offsets[d]) */
+  const int    *offsets;
+  const double *dval;
+  const int    *growptr, *gcol; /* off-process block, NULL when there is none */
+  const double *gval, *ghost;
+};
+
+struct FusedDevMat_s {
+  FusedMatView view;
+  int         *rowptr, *col, *offsets, *growptr, *gcol;
+  double      *val, *dval, *gval, *ghost;
+  int          nghost;
+  size_t       bytes;
+  double       bytes_per_product;
+};
+
+/* Device state of the loop that runs without the host */
+struct FusedLoopState {
+  int              it;   /* the iteration whose sums are in sums[] */
+  int              stop; /* set by the kernel that wants the host to look */
+  FusedConvergence conv; /* per solve, so the graph need not change */
+};
+
+struct FusedCUDA_s {
+  int             device, n, nvecs, maxsums;
+  int             nblocks;  /* grid of the reduction kernels */
+  cudaStream_t    stream;
+  double         *vecs;     /* nvecs vectors of length n */
+  double         *partials; /* maxsums x nblocks */
+  double         *sums;     /* maxsums */
+  unsigned int   *ticket;   /* blocks done with the current reduction */
+  double         *sums_host;  /* pinned */
+  FusedLoopState *state;
+  double         *hist;     /* residual norm of every device-loop iteration */
+  int             hist_len;
+  /* the device loop of one method, built once per workspace */
+  cudaGraphExec_t loop_exec;
+  unsigned char   loop_args[512]; /* the kernel arguments the graph was built with */
+  size_t          loop_args_len;
+};
+
+int FusedCUDAEnsureHistory(FusedCUDA ctx, int len);
+/* Runs the device loop from iteration it0: launches the cached graph, or
+   builds it with build() first when args (its kernels' arguments) differ
+   from the last build; returns the iteration where it stopped. */
+int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*build)(FusedCUDA, const void *, cudaGraphConditionalHandle), const FusedConvergence *conv, int it0, int *its);
+
+/* ---- the operator's row product ---------------------------------------- */
+__device__ __forceinline__ double FusedRowProduct(const FusedMatView &A, const double *__restrict__ x, int i)
+{
+  double s = 0.0;
+  if (A.format == FUSED_FORMAT_DIA) {
+    for (int d = 0; d < A.ndiag; d++) {
+      const int j = i + __ldg(&A.offsets[d]);
+      if (j >= 0 && j < A.n) s += A.dval[(size_t)d * A.n + i] * x[j];
+    }
+  } else {
+    for (int k = A.rowptr[i]; k < A.rowptr[i + 1]; k++) s += A.val[k] * x[A.col[k]];
+  }
+  if (A.growptr)
+    for (int k = A.growptr[i]; k < A.growptr[i + 1]; k++) s += A.gval[k] * A.ghost[A.gcol[k]];
+  return s;
+}
+
+/* ---- reductions ----------------------------------------------------------
+   Each block sums its threads' values and writes one partial per sum; the
+   last block to finish adds the partials in block order (deterministic, no
+   atomics on doubles) and writes sums[]. */
+__device__ __forceinline__ double FusedWarpSum(double v)
+{
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+
+/* the block's sum of v[k] lands in thread 0 */
+template <int K>
+__device__ __forceinline__ void FusedBlockSum(double (&v)[K])
+{
+  __shared__ double warp_sums[K][FUSED_WARPS];
+  const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    v[k] = FusedWarpSum(v[k]);
+    if (lane == 0) warp_sums[k][warp] = v[k];
+  }
+  __syncthreads();
+  if (warp == 0) {
+#pragma unroll
+    for (int k = 0; k < K; k++) v[k] = FusedWarpSum(lane < FUSED_WARPS ? warp_sums[k][lane] : 0.0);
+  }
+  __syncthreads(); /* warp_sums may be reused by the caller */
+}
+
+/* Returns true in the last block, whose thread 0 then holds sums[first..first+K) (also in v). */
+template <int K>
+__device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, double *sums, unsigned int *ticket, int first)
+{
+  __shared__ bool is_last;
+  FusedBlockSum<K>(v);
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int k = 0; k < K; k++) partials[(size_t)(first + k) * gridDim.x + blockIdx.x] = v[k];
+    __threadfence();
+    is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!is_last) return false;
+  __threadfence();
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    double s = 0.0;
+    for (int b = threadIdx.x; b < (int)gridDim.x; b += blockDim.x) s += __ldcg(&partials[(size_t)(first + k) * gridDim.x + b]);
+    v[k] = s;
+  }
+  FusedBlockSum<K>(v);
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int k = 0; k < K; k++) sums[first + k] = v[k];
+    *ticket = 0; /* ready for the next reduction */
+  }
+  return true;
+}
+
+#define FUSED_GRID_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)
+
+/* the device loop's test of KSPConvergedDefault: true where the host must look */
+__device__ __forceinline__ bool FusedMustStop(const FusedConvergence &c, int it, double rnorm)
+{
+  if (it >= c.max_it || !isfinite(rnorm)) return true;
+  if (it <= c.chknorm) return false;
+  return rnorm <= c.ttol || rnorm >= c.dtol;
+}
+#endif

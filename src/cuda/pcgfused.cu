@@ -1,0 +1,123 @@
+/* pcgfused on the GPU: the kernels of the fused steps of pcgfusedimpl.h, and
+   the device loop. Sums, in the order of the C side: RZ, NORM, PY, YW. */
+#include <string.h>
+#include "cuda/fusedcuda_impl.cuh"
+
+enum { RZ, NORM, PY, YW };
+
+__device__ __forceinline__ double PCGNormTerm(int normtype, double r, double z)
+{
+  return normtype == FUSED_NORM_PRECONDITIONED ? z * z : (normtype == FUSED_NORM_UNPRECONDITIONED ? r * r : 0.0);
+}
+
+/* r = b - A x (or b), z = B r, p = z; RZ and NORM */
+__global__ void PCGStartKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[2] = {0.0, 0.0};
+  FUSED_GRID_LOOP(i, A.n)
+  {
+    const double r = guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i);
+    const double z = v.d ? v.d[i] * r : r;
+    v.r[i]         = r;
+    v.p[i]         = z;
+    acc[0] += r * z;
+    acc[1] += PCGNormTerm(v.normtype, r, z);
+  }
+  FusedReduce<2>(acc, partials, sums, ticket, RZ);
+}
+
+/* x += alpha p, r -= alpha y, p = B r + beta p; RZ and NORM. In the device
+   loop alpha and beta come from the last sums, as the host computes them. */
+__global__ void PCGUpdateKernel(int n, FusedPCGVecs v, double alpha, double beta, int coef_from_sums, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[2] = {0.0, 0.0};
+  if (coef_from_sums) {
+    const double rz = sums[RZ], py = sums[PY], yw = sums[YW];
+    alpha = rz / py;
+    beta  = alpha * alpha * yw / rz - 1.0;
+  }
+  FUSED_GRID_LOOP(i, n)
+  {
+    const double p = v.p[i];
+    const double r = v.r[i] - alpha * v.y[i];
+    const double z = v.d ? v.d[i] * r : r;
+    v.x[i] += alpha * p;
+    v.r[i] = r;
+    v.p[i] = z + beta * p;
+    acc[0] += r * z;
+    acc[1] += PCGNormTerm(v.normtype, r, z);
+  }
+  FusedReduce<2>(acc, partials, sums, ticket, RZ);
+}
+
+/* y = A p, w = B y (not stored); PY and YW. In the device loop the last
+   block also tests the iteration it completes. */
+__global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+{
+  double acc[2] = {0.0, 0.0};
+  FUSED_GRID_LOOP(i, A.n)
+  {
+    const double p = v.p[i];
+    const double y = FusedRowProduct(A, v.p, i);
+    v.y[i]         = y;
+    acc[0] += p * y;
+    acc[1] += y * (v.d ? v.d[i] * y : y);
+  }
+  if (FusedReduce<2>(acc, partials, sums, ticket, PY) && state && threadIdx.x == 0) {
+    const double rz = sums[RZ], nn = sums[NORM], py = acc[0], yw = acc[1];
+    const double rnorm = v.normtype == FUSED_NORM_NATURAL ? sqrt(fabs(rz)) : (v.normtype == FUSED_NORM_NONE ? 0.0 : sqrt(fabs(nn)));
+    const int    it    = ++state->it;
+    hist[it]           = rnorm;
+    /* everything the host loop would act on: the test, and the checks before alpha */
+    if (FusedMustStop(state->conv, it, rnorm) || !isfinite(rz) || !isfinite(py) || !isfinite(yw) || rz <= 0.0 || py <= 0.0) {
+      state->stop = 1;
+      cudaGraphSetConditional(handle, 0);
+    }
+  }
+}
+
+extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero)
+{
+  PCGStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PCGStartKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha, double beta)
+{
+  PCGUpdateKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, beta, 0, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PCGUpdateKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPCGProduct(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v)
+{
+  PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  FUSED_CUDA_CHECK_LAUNCH("PCGProductKernel");
+  return FUSED_CUDA_OK;
+}
+
+struct PCGLoopArgs {
+  FusedMatView A;
+  FusedPCGVecs v;
+};
+
+/* the loop body: two kernels per iteration */
+static int PCGBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHandle handle)
+{
+  const PCGLoopArgs *args = (const PCGLoopArgs *)args_;
+  PCGUpdateKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, args->v, 0.0, 0.0, 1, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PCGUpdateKernel");
+  PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(args->A, args->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
+  FUSED_CUDA_CHECK_LAUNCH("PCGProductKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int *its)
+{
+  PCGLoopArgs args;
+  memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
+  args.A = A->view;
+  args.v = *v;
+  return FusedCUDARunLoop(ctx, &args, sizeof(args), PCGBuildLoop, conv, it0, its);
+}

@@ -1,0 +1,321 @@
+/* The CUDA backend's share of the driver: which backend a solve gets, the
+   device workspace and operator, the host-staged ghost exchange, and the
+   device loop's contract with KSPConvergedDefault and the monitors. */
+#include "ksp/fusedimpl.h"
+
+#if defined(PETSC_USE_64BIT_INDICES)
+  #error "the CUDA backend takes 32-bit indices; build against a PETSc with 32-bit PetscInt"
+#endif
+
+/* Visible devices, asked once per process */
+static PetscErrorCode FusedDeviceCount(PetscInt *count, char *reason, size_t len)
+{
+  static PetscInt known = -1;
+  static char     why[256];
+
+  PetscFunctionBegin;
+  if (known < 0) PetscCall(PetscFusedCUDADeviceCount(&known, why, sizeof(why)));
+  *count = known;
+  if (reason) PetscCall(PetscStrncpy(reason, why, len));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode FusedOperatorIsAIJ(KSP ksp, PetscBool *isaij)
+{
+  Mat Amat;
+
+  PetscFunctionBegin;
+  PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)Amat, isaij, MATSEQAIJ, MATMPIAIJ, ""));
+  PetscFunctionReturn(0);
+}
+
+/* Per solve, after the PC placement is known. AUTO takes CUDA wherever it
+   can; an explicit request for CUDA that cannot be met is an error, except
+   for a PC with no device implementation, which runs the solve on the
+   reference backend and says so in -ksp_view. */
+PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP ksp, KSPFused *fused)
+{
+  PetscInt    count;
+  char        reason[256];
+  PetscBool   isaij;
+  Mat         Amat;
+  const char *name = ((PetscObject)ksp)->type_name;
+
+  PetscFunctionBegin;
+  fused->backend = KSP_FUSED_BACKEND_REFERENCE;
+  if (fused->backend_requested == KSP_FUSED_BACKEND_REFERENCE) {
+    PetscCall(PetscSNPrintf(fused->backend_why, sizeof(fused->backend_why), "requested with -ksp_fused_backend reference"));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(FusedDeviceCount(&count, reason, sizeof(reason)));
+  PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
+  PetscCall(FusedOperatorIsAIJ(ksp, &isaij));
+  if (fused->backend_requested == KSP_FUSED_BACKEND_CUDA) {
+    PetscCheck(count > 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP_SYS, "-ksp_fused_backend cuda: no usable CUDA device: %s. Use -ksp_fused_backend reference (or auto)", reason);
+    PetscCheck(isaij, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_fused_backend cuda: %s needs an AIJ operator (seqaij or mpiaij) to copy to the device, not %s; use -ksp_fused_backend reference", name, ((PetscObject)Amat)->type_name);
+    PetscCheck(fused->convert, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP, "-ksp_fused_backend cuda with -ksp_fused_convert false: the operator is %s, not a device matrix; allow the conversion or use the reference backend", ((PetscObject)Amat)->type_name);
+  }
+  if (count <= 0) PetscCall(PetscSNPrintf(fused->backend_why, sizeof(fused->backend_why), "no CUDA device (%s)", reason));
+  else if (!isaij) PetscCall(PetscSNPrintf(fused->backend_why, sizeof(fused->backend_why), "the operator (%s) is not AIJ, so it has no device copy", ((PetscObject)Amat)->type_name));
+  else if (!fused->convert) PetscCall(PetscSNPrintf(fused->backend_why, sizeof(fused->backend_why), "-ksp_fused_convert is off and the operator is %s", ((PetscObject)Amat)->type_name));
+  else if (fused->pcplace == KSP_FUSED_PC_HOST) PetscCall(PetscSNPrintf(fused->backend_why, sizeof(fused->backend_why), "the preconditioner runs on the host (%s), so the whole solve stays there", fused->pcplace_why));
+  else {
+    fused->backend = KSP_FUSED_BACKEND_CUDA;
+    PetscCall(PetscSNPrintf(fused->backend_why, sizeof(fused->backend_why), "%s", fused->backend_requested == KSP_FUSED_BACKEND_CUDA ? "requested" : "a CUDA device is present"));
+  }
+  if (fused->backend_requested == KSP_FUSED_BACKEND_CUDA && fused->backend != KSP_FUSED_BACKEND_CUDA) PetscCall(PetscInfo(ksp, "CUDA backend requested, but %s: this solve runs on the reference backend\n", fused->backend_why));
+  PetscFunctionReturn(0);
+}
+
+/* One device per node-local rank, round robin */
+static PetscErrorCode FusedPickDevice(KSP ksp, PetscInt *device)
+{
+  MPI_Comm    local;
+  PetscMPIInt lrank;
+  PetscInt    count;
+
+  PetscFunctionBegin;
+  PetscCall(FusedDeviceCount(&count, NULL, 0));
+  PetscCallMPI(MPI_Comm_split_type(PetscObjectComm((PetscObject)ksp), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
+  PetscCallMPI(MPI_Comm_rank(local, &lrank));
+  PetscCallMPI(MPI_Comm_free(&local));
+  *device = lrank % count;
+  PetscFunctionReturn(0);
+}
+
+/* The operator's device copy, rebuilt when the matrix (id or state) changed */
+static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
+{
+  Mat               Amat, Ad, Ao = NULL;
+  PetscObjectId     id;
+  PetscObjectState  state;
+  PetscBool         ismpi, done;
+  const PetscInt   *ia, *ja, *oia = NULL, *oja = NULL, *garray = NULL;
+  const PetscScalar *va, *ova = NULL;
+  PetscInt          n, on, nghost = 0;
+  PetscMPIInt       size;
+
+  PetscFunctionBegin;
+  PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
+  PetscCall(PetscObjectGetId((PetscObject)Amat, &id));
+  PetscCall(PetscObjectStateGet((PetscObject)Amat, &state));
+  if (fused->devmat && id == fused->devmat_id && state == fused->devmat_state) PetscFunctionReturn(0);
+  PetscCall(PetscLogEventBegin(KSP_Fused_Convert, ksp, 0, 0, 0));
+  PetscCallFusedCUDA(FusedDevMatDestroy(&fused->devmat));
+  PetscCall(VecScatterDestroy(&fused->ghost_scatter));
+  PetscCall(VecDestroy(&fused->ghost));
+  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATMPIAIJ, &ismpi));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+  if (ismpi) PetscCall(MatMPIAIJGetSeqAIJ(Amat, &Ad, &Ao, &garray));
+  else Ad = Amat;
+  PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "cannot get the CSR arrays of the operator's diagonal block");
+  PetscCall(MatSeqAIJGetArrayRead(Ad, &va));
+  fused->mat_nnz = ia[n];
+  if (Ao) {
+    PetscCall(MatGetSize(Ao, NULL, &nghost));
+    PetscCall(MatGetRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &on, &oia, &oja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "cannot get the CSR arrays of the operator's off-process block");
+    PetscCall(MatSeqAIJGetArrayRead(Ao, &ova));
+    fused->mat_nnz += oia[on];
+  }
+  {
+    const int err = FusedDevMatCreate((int)n, ia, ja, va, (int)nghost, oia, oja, ova, (int)fused->format, &fused->devmat);
+    PetscCall(MatSeqAIJRestoreArrayRead(Ad, &va));
+    PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    if (Ao) {
+      PetscCall(MatSeqAIJRestoreArrayRead(Ao, &ova));
+      PetscCall(MatRestoreRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &on, &oia, &oja, &done));
+    }
+    PetscCheck(!err, PETSC_COMM_SELF, err == FUSED_CUDA_ERR_MEM ? PETSC_ERR_MEM : (err == FUSED_CUDA_ERR_ARG ? PETSC_ERR_ARG_OUTOFRANGE : PETSC_ERR_LIB), "copying the operator to the device: %s", FusedCUDALastError());
+  }
+  if (size > 1) {
+    IS is;
+
+    /* every rank takes part in the scatter, also one with no ghosts */
+    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nghost, garray, PETSC_COPY_VALUES, &is));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, nghost, &fused->ghost));
+    if (!fused->host_local) PetscCall(VecDuplicate(ksp->vec_sol, &fused->host_local));
+    PetscCall(VecScatterCreate(fused->host_local, is, fused->ghost, NULL, &fused->ghost_scatter));
+    PetscCall(ISDestroy(&is));
+  }
+  fused->devmat_id    = id;
+  fused->devmat_state = state;
+  PetscCall(PetscLogEventEnd(KSP_Fused_Convert, ksp, 0, 0, 0));
+  {
+    int    format, ndiag, ng;
+    size_t bytes;
+
+    FusedDevMatGetInfo(fused->devmat, &format, &ndiag, &bytes, &ng);
+    PetscCall(PetscInfo(ksp, "Operator copied to device %" PetscInt_FMT ": %s storage, %d diagonals, %zu bytes, %d ghost values\n", fused->cuda_device, FusedFormatNames[format], ndiag, bytes, ng));
+  }
+  PetscFunctionReturn(0);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscInt nvecs, PetscInt maxsums, const char *what)
+{
+  PetscInt n;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
+  if (!fused->cuda) PetscCall(FusedPickDevice(ksp, &fused->cuda_device));
+  if (fused->cuda && (fused->cuda_n != n || fused->cuda_nvecs != nvecs || fused->cuda_maxsums < maxsums)) PetscCallFusedCUDA(FusedCUDADestroy(&fused->cuda));
+  if (!fused->cuda) {
+    PetscCallFusedCUDA(FusedCUDACreate((int)fused->cuda_device, (int)n, (int)nvecs, (int)maxsums, what, &fused->cuda));
+    fused->cuda_n        = n;
+    fused->cuda_nvecs    = nvecs;
+    fused->cuda_maxsums  = maxsums;
+    fused->dinv_uploaded = -1;
+  }
+  PetscCall(FusedBuildDeviceOperator(ksp, fused));
+  if (fused->pcplace == KSP_FUSED_PC_JACOBI) {
+    PetscObjectState state;
+
+    PetscCall(PetscObjectStateGet((PetscObject)fused->dinv, &state));
+    if (state != fused->dinv_uploaded) {
+      PetscCall(KSPFusedCUDAUpload(fused, fused->dinv, FusedCUDAVec(fused->cuda, FUSED_VEC_DINV)));
+      fused->dinv_uploaded = state;
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *fused)
+{
+  PetscFunctionBegin;
+  PetscCallFusedCUDA(FusedCUDADestroy(&fused->cuda));
+  PetscCallFusedCUDA(FusedDevMatDestroy(&fused->devmat));
+  PetscCall(VecScatterDestroy(&fused->ghost_scatter));
+  PetscCall(VecDestroy(&fused->ghost));
+  PetscCall(VecDestroy(&fused->host_local));
+  fused->devmat_id    = 0;
+  fused->devmat_state = 0;
+  PetscFunctionReturn(0);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedCUDAUpload(KSPFused *fused, Vec v, double *dev)
+{
+  const PetscScalar *a;
+  PetscInt           n;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(v, &n));
+  PetscCall(VecGetArrayRead(v, &a));
+  PetscCallFusedCUDA(FusedCUDAUpload(fused->cuda, dev, a, (int)n));
+  PetscCall(VecRestoreArrayRead(v, &a));
+  PetscFunctionReturn(0);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedCUDADownload(KSPFused *fused, const double *dev, Vec v)
+{
+  PetscScalar *a;
+  PetscInt     n;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(v, &n));
+  PetscCall(VecGetArrayWrite(v, &a));
+  PetscCallFusedCUDA(FusedCUDADownload(fused->cuda, a, dev, (int)n));
+  PetscCall(VecRestoreArrayWrite(v, &a));
+  PetscFunctionReturn(0);
+}
+
+/* The ghost values of the device vector dev_local for the next product:
+   staged through the host and PETSc's scatter (collective). */
+PETSC_INTERN PetscErrorCode KSPFusedCUDAGhosts(KSPFused *fused, const double *dev_local)
+{
+  const PetscScalar *g;
+
+  PetscFunctionBegin;
+  if (!fused->ghost_scatter) PetscFunctionReturn(0);
+  PetscCall(KSPFusedCUDADownload(fused, dev_local, fused->host_local));
+  PetscCall(VecScatterBegin(fused->ghost_scatter, fused->host_local, fused->ghost, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(fused->ghost_scatter, fused->host_local, fused->ghost, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGetArrayRead(fused->ghost, &g));
+  PetscCallFusedCUDA(FusedCUDASetGhosts(fused->cuda, fused->devmat, g));
+  PetscCall(VecRestoreArrayRead(fused->ghost, &g));
+  PetscFunctionReturn(0);
+}
+
+/* The device loop replays the residual norms through the monitors after the
+   fact, so only monitors that read nothing but the norm may watch it. */
+static PetscBool FusedMonitorReadsOnlyNorm(PetscErrorCode (*monitor)(KSP, PetscInt, PetscReal, void *))
+{
+  return (PetscBool)(monitor == (PetscErrorCode(*)(KSP, PetscInt, PetscReal, void *))KSPMonitorResidual || monitor == (PetscErrorCode(*)(KSP, PetscInt, PetscReal, void *))KSPMonitorResidualShort);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, PetscBool *allowed)
+{
+  PetscMPIInt size;
+  PetscInt    i;
+
+  PetscFunctionBegin;
+  *allowed = PETSC_FALSE;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+  if (!fused->device_loop) {
+    fused->loop_why = "on the host, one check per iteration (-ksp_fused_device_loop false)";
+    PetscFunctionReturn(0);
+  }
+  if (size > 1) {
+    fused->loop_why = "one host check per iteration: each synchronization point is an MPI_Allreduce";
+    PetscFunctionReturn(0);
+  }
+  if (ksp->converged != KSPConvergedDefault) {
+    fused->loop_why = "one host check per iteration: the convergence test is not KSPConvergedDefault";
+    PetscFunctionReturn(0);
+  }
+  if (ksp->err_hist) {
+    fused->loop_why = "one host check per iteration: the error history needs the solution at every iteration";
+    PetscFunctionReturn(0);
+  }
+  for (i = 0; i < ksp->numbermonitors; i++) {
+    if (!FusedMonitorReadsOnlyNorm(ksp->monitor[i])) {
+      fused->loop_why = "one host check per iteration: a monitor may read the solution or residual";
+      PetscFunctionReturn(0);
+    }
+  }
+  fused->loop_why = "on the device from a CUDA graph; the host looks only where the test stops it";
+  *allowed        = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+/* After KSPConvergedDefault has seen iteration 0, ttol and rnorm0 are set */
+PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP ksp, FusedConvergence *conv)
+{
+  PetscFunctionBegin;
+  conv->ttol    = ksp->ttol;
+  conv->dtol    = ksp->divtol * ksp->rnorm0;
+  conv->chknorm = (int)ksp->chknorm;
+  conv->max_it  = (int)ksp->max_it;
+  PetscFunctionReturn(0);
+}
+
+/* Iterations from..to-1 ran on the device and passed its test; the host's
+   own test must agree, and the monitors see each of them now. */
+PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP ksp, KSPFused *fused, PetscInt from, PetscInt to)
+{
+  PetscReal *hist;
+  PetscInt   it;
+
+  PetscFunctionBegin;
+  if (to <= from) PetscFunctionReturn(0);
+  PetscCall(PetscMalloc1(to - from, &hist));
+  PetscCallFusedCUDA(FusedCUDAGetHistory(fused->cuda, (int)from, (int)(to - from), hist));
+  for (it = from; it < to; it++) {
+    PetscCall(KSPFusedConverged(ksp, it, hist[it - from]));
+    PetscCheck(!ksp->reason, PetscObjectComm((PetscObject)ksp), PETSC_ERR_PLIB, "The device loop went on past iteration %" PetscInt_FMT ", where KSPConvergedDefault stopped (%s); please report this", it, KSPConvergedReasons[ksp->reason]);
+  }
+  PetscCall(PetscFree(hist));
+  PetscFunctionReturn(0);
+}
+
+/* The solution mid-solve: from the device while it lives there */
+PETSC_INTERN PetscErrorCode KSPBuildSolution_Fused(KSP ksp, Vec v, Vec *V)
+{
+  KSPFused *fused = (KSPFused *)ksp->data;
+
+  PetscFunctionBegin;
+  if (fused->x_on_device && fused->download_solution) PetscCall((*fused->download_solution)(ksp));
+  PetscCall(KSPBuildSolutionDefault(ksp, v, V));
+  PetscFunctionReturn(0);
+}

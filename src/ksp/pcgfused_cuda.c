@@ -1,0 +1,108 @@
+/* pcgfused, CUDA backend: the steps of pcgfusedimpl.h as kernels on vectors
+   that stay on the device for the whole solve (src/cuda/pcgfused.cu). */
+#include "ksp/pcgfusedimpl.h"
+
+/* workspace vectors after the Jacobi diagonal */
+enum { PCG_VEC_X = 1, PCG_VEC_B, PCG_VEC_R, PCG_VEC_P, PCG_VEC_Y, PCG_NVECS };
+
+static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
+{
+  FusedCUDA    ctx = cg->fused.cuda;
+  FusedPCGVecs v;
+
+  v.x        = FusedCUDAVec(ctx, PCG_VEC_X);
+  v.b        = FusedCUDAVec(ctx, PCG_VEC_B);
+  v.r        = FusedCUDAVec(ctx, PCG_VEC_R);
+  v.p        = FusedCUDAVec(ctx, PCG_VEC_P);
+  v.y        = FusedCUDAVec(ctx, PCG_VEC_Y);
+  v.d        = cg->fused.pcplace == KSP_FUSED_PC_JACOBI ? FusedCUDAVec(ctx, FUSED_VEC_DINV) : NULL;
+  v.normtype = ksp->normtype == KSP_NORM_PRECONDITIONED ? FUSED_NORM_PRECONDITIONED : ksp->normtype == KSP_NORM_UNPRECONDITIONED ? FUSED_NORM_UNPRECONDITIONED : ksp->normtype == KSP_NORM_NATURAL ? FUSED_NORM_NATURAL : FUSED_NORM_NONE;
+  return v;
+}
+
+static PetscErrorCode PCGFusedDownloadSolution_CUDA(KSP ksp)
+{
+  KSP_PCGFused *cg = (KSP_PCGFused *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedCUDADownload(&cg->fused, FusedCUDAVec(cg->fused.cuda, PCG_VEC_X), ksp->vec_sol));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCGFusedStart_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar partial[])
+{
+  KSPFused    *fused = &cg->fused;
+  FusedPCGVecs v;
+  PetscInt     n;
+
+  PetscFunctionBegin;
+  (void)partial; /* delivered by the product step */
+  PetscCall(KSPFusedCUDAPrepare(ksp, fused, PCG_NVECS, PCG_NSUMS, "pcgfused"));
+  v = PCGFusedDeviceVecs(ksp, cg);
+  PetscCall(VecGetLocalSize(ksp->vec_rhs, &n));
+  PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_rhs, v.b));
+  if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->cuda, v.x, (int)n));
+  else {
+    PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_sol, v.x));
+    PetscCall(KSPFusedCUDAGhosts(fused, v.x));
+  }
+  fused->x_on_device       = PETSC_TRUE;
+  fused->download_solution = PCGFusedDownloadSolution_CUDA;
+  PetscCallFusedCUDA(FusedPCGStart(fused->cuda, fused->devmat, &v, ksp->guess_zero ? 1 : 0));
+  PetscCall(PetscLogFlops(5.0 * n + (ksp->guess_zero ? 0.0 : 2.0 * fused->mat_nnz)));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCGFusedUpdate_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar alpha, PetscScalar beta, PetscScalar partial[])
+{
+  FusedPCGVecs v = PCGFusedDeviceVecs(ksp, cg);
+
+  PetscFunctionBegin;
+  (void)partial; /* delivered by the product step */
+  PetscCallFusedCUDA(FusedPCGUpdate(cg->fused.cuda, &v, alpha, beta));
+  PetscCall(PetscLogFlops(10.0 * cg->fused.cuda_n));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCGFusedProduct_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar partial[])
+{
+  FusedPCGVecs v = PCGFusedDeviceVecs(ksp, cg);
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedCUDAGhosts(&cg->fused, v.p));
+  PetscCallFusedCUDA(FusedPCGProduct(cg->fused.cuda, cg->fused.devmat, &v));
+  PetscCallFusedCUDA(FusedCUDAGetSums(cg->fused.cuda, 0, PCG_NSUMS, partial));
+  PetscCall(PetscLogFlops(5.0 * cg->fused.cuda_n + 2.0 * cg->fused.mat_nnz));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCGFusedFinish_CUDA(KSP ksp, KSP_PCGFused *cg)
+{
+  PetscFunctionBegin;
+  /* a failed PC has set the solution to Inf on the host: keep that */
+  if (ksp->reason != KSP_DIVERGED_PC_FAILED) PetscCall(PCGFusedDownloadSolution_CUDA(ksp));
+  cg->fused.x_on_device = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCGFusedLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt it0, PetscInt *its, PetscScalar sums[])
+{
+  KSPFused        *fused = &cg->fused;
+  FusedPCGVecs     v     = PCGFusedDeviceVecs(ksp, cg);
+  FusedConvergence conv;
+  int              stopped;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
+  PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+  PetscCallFusedCUDA(FusedPCGLoop(fused->cuda, fused->devmat, &v, &conv, (int)it0, &stopped));
+  PetscCall(PetscLogFlops((stopped - it0) * (15.0 * fused->cuda_n + 2.0 * fused->mat_nnz)));
+  PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+  PetscCall(KSPFusedCUDAReplay(ksp, fused, it0 + 1, stopped));
+  PetscCallFusedCUDA(FusedCUDAGetSums(fused->cuda, 0, PCG_NSUMS, sums));
+  fused->loop_its += stopped - it0;
+  *its = stopped;
+  PetscFunctionReturn(0);
+}
+
+const KSPPCGFusedSteps KSPPCGFusedSteps_CUDA = {PCGFusedStart_CUDA, PCGFusedUpdate_CUDA, PCGFusedProduct_CUDA, PCGFusedFinish_CUDA, PCGFusedLoop_CUDA};
