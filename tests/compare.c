@@ -4,7 +4,11 @@
    true residual within 10x the baseline's; error against the known
    solution within 10x the baseline's.
 
-   -method cg|bcgs|gmres  picks pcgfused/cg, pbcgsfused/bcgs, pgmresfused/gmres */
+   -method cg|bcgs|gmres  picks pcgfused/cg, pbcgsfused/bcgs, pgmresfused/gmres
+   -against reference     the baseline is the fused method on the reference
+                          backend and the fused one runs on CUDA: iterations
+                          within -its_slack (default 1) and true residual
+                          within 10x, both (needs a GPU) */
 #include "problems.h"
 
 typedef struct {
@@ -13,7 +17,8 @@ typedef struct {
   PetscReal          truerel, err;
 } SolveResult;
 
-static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, PetscBool nonzero_guess, SolveResult *res)
+/* backend < 0: whatever the options say */
+static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, PetscInt backend, PetscBool nonzero_guess, SolveResult *res)
 {
   KSP ksp;
   Vec x;
@@ -25,6 +30,7 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
   PetscCall(KSPSetType(ksp, type));
   PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 5000));
   PetscCall(KSPSetFromOptions(ksp));
+  if (backend >= 0) PetscCall(KSPFusedSetBackend(ksp, (KSPFusedBackend)backend));
   if (nonzero_guess) {
     PetscRandom rnd;
     PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)A), &rnd));
@@ -50,7 +56,9 @@ int main(int argc, char **argv)
   char        method[16] = "cg", file[PETSC_MAX_PATH_LEN] = "", fused[32], base[32];
   ProblemType problem    = PROBLEM_LAP2D;
   PetscInt    n = 32, slack = 2;
-  PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE;
+  char        against[16] = "petsc";
+  PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle;
+  PetscInt    base_backend = -1, fused_backend = -1;
   Mat         A;
   Vec         xstar, b;
   SolveResult rf, rb;
@@ -64,18 +72,34 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-its_slack", &slack, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-nonzero_guess", &nonzero_guess, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-against", against, sizeof(against), NULL));
+  PetscCall(PetscStrcmp(against, "reference", &oracle));
   PetscCall(PetscSNPrintf(fused, sizeof(fused), "p%sfused", method));
-  PetscCall(PetscStrcpy(base, method));
+  if (oracle) {
+    PetscCall(PetscStrcpy(base, fused));
+    base_backend  = KSP_FUSED_BACKEND_REFERENCE;
+    fused_backend = KSP_FUSED_BACKEND_CUDA;
+    slack         = 1;
+    PetscCall(PetscOptionsGetInt(NULL, NULL, "-its_slack", &slack, NULL));
+  } else PetscCall(PetscStrcpy(base, method));
 
   if (hasfile) PetscCall(ProblemLoad(PETSC_COMM_WORLD, file, &A));
   else PetscCall(ProblemCreate(PETSC_COMM_WORLD, problem, n, &A));
   PetscCall(ProblemExactSolution(A, &xstar, &b));
 
-  PetscCall(SolveWith(A, b, xstar, base, nonzero_guess, &rb));
-  PetscCall(SolveWith(A, b, xstar, fused, nonzero_guess, &rf));
+  PetscCall(SolveWith(A, b, xstar, base, base_backend, nonzero_guess, &rb));
+  PetscCall(SolveWith(A, b, xstar, fused, fused_backend, nonzero_guess, &rf));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-12s its %5" PetscInt_FMT "  reason %-24s true rel. residual %.3e  error %.3e\n", base, rb.its, KSPConvergedReasons[rb.reason], (double)rb.truerel, (double)rb.err));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-12s its %5" PetscInt_FMT "  reason %-24s true rel. residual %.3e  error %.3e%s\n", base, rb.its, KSPConvergedReasons[rb.reason], (double)rb.truerel, (double)rb.err, oracle ? "  (reference backend)" : ""));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-12s its %5" PetscInt_FMT "  reason %-24s true rel. residual %.3e  error %.3e  (%d ranks)\n", fused, rf.its, KSPConvergedReasons[rf.reason], (double)rf.truerel, (double)rf.err, size));
+  if (oracle && PetscAbsInt(rf.its - rb.its) > slack) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: CUDA backend took %" PetscInt_FMT " iterations, the reference %" PetscInt_FMT " (slack %" PetscInt_FMT ")\n", rf.its, rb.its, slack));
+    ok = PETSC_FALSE;
+  }
+  if (oracle && rf.truerel > 10.0 * rb.truerel && rf.truerel > 1e-14) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: CUDA backend true residual %.3e > 10x the reference's %.3e\n", (double)rf.truerel, (double)rb.truerel));
+    ok = PETSC_FALSE;
+  }
 
   if (rb.reason <= 0) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: the baseline %s did not converge; this case cannot judge %s\n", base, fused));

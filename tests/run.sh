@@ -26,6 +26,8 @@ pass=0; fail=0; skip=0; failed=""
 while IFS='|' read -r name ranks expect cmd; do
   name=$(echo "$name" | sed 's/^ *//;s/ *$//')
   case "$name" in ''|\#*) continue;; esac
+  # TESTS_FILTER=REGEX runs only the tests whose names match
+  if [ -n "${TESTS_FILTER:-}" ] && ! echo "$name" | grep -Eq -- "$TESTS_FILTER"; then continue; fi
   ranks=$(echo "$ranks" | tr -d ' '); expect=$(echo "$expect" | sed 's/^ *//;s/ *$//')
   cmd=$(echo "$cmd" | sed 's/^ *//')
   if [ "$expect" = gpu ] && [ "$HAVE_GPU" = 0 ]; then

@@ -87,6 +87,10 @@ typedef struct {
   int           right; /* right preconditioning */
 } FusedPGMRESVecs;
 int FusedPGMRESStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int guess_zero);
+/* z_0 = scale r (j = 0); returns in *in the vector the product of step j
+   reads (tmp = d .* z_j with right Jacobi), whose ghosts the caller
+   exchanges before FusedPGMRESProduct() */
+int FusedPGMRESProductInput(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, const double **in);
 int FusedPGMRESProduct(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j, double scale);
 int FusedPGMRESMDot(FusedCUDA ctx, const FusedPGMRESVecs *v, int j);
 int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, const double *h);

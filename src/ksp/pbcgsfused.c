@@ -35,7 +35,8 @@ static PetscErrorCode PBCGSFusedBreakdown(KSP ksp, const char *what)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode KSPSolve_PBCGSFused(KSP ksp)
+/* The iteration; KSPCheckNorm() and KSPCheckDot() may return from it early */
+static PetscErrorCode PBCGSFusedIterate(KSP ksp, PetscBool device_loop)
 {
   KSP_PBCGSFused *bcgs = (KSP_PBCGSFused *)ksp->data;
   PetscScalar     sums1[BCGS_NSUMS1], sums2[BCGS_NSUMS2];
@@ -43,7 +44,6 @@ static PetscErrorCode KSPSolve_PBCGSFused(KSP ksp)
   PetscInt        i;
 
   PetscFunctionBegin;
-  PetscCall(KSPFusedPrepareSolve(ksp, &bcgs->fused));
   PBCGSStep(KSP_PBCGSFused_UpdateXRP, bcgs->steps->start(ksp, bcgs, sums1));
 
   for (i = 0;; i++) {
@@ -98,7 +98,26 @@ static PetscErrorCode KSPSolve_PBCGSFused(KSP ksp)
       beta = (sums2[BCGS_SR0] - omega * sums2[BCGS_TR0]) / rho * (alpha / omega);
     }
     PBCGSStep(KSP_PBCGSFused_UpdateXRP, bcgs->steps->update_xrp(ksp, bcgs, alpha, omega, beta, sums1));
+    if (device_loop) {
+      /* the host goes on from product_p of the iteration where the device stopped */
+      PetscCall(bcgs->steps->loop(ksp, bcgs, i, &i));
+      i--;
+    }
   }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode KSPSolve_PBCGSFused(KSP ksp)
+{
+  KSP_PBCGSFused *bcgs        = (KSP_PBCGSFused *)ksp->data;
+  PetscBool       device_loop = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedPrepareSolve(ksp, &bcgs->fused));
+  bcgs->steps = bcgs->fused.backend == KSP_FUSED_BACKEND_CUDA ? &KSPPBCGSFusedSteps_CUDA : &KSPPBCGSFusedSteps_Reference;
+  if (bcgs->steps->loop) PetscCall(KSPFusedCUDALoopAllowed(ksp, &bcgs->fused, &device_loop));
+  PetscCall(PBCGSFusedIterate(ksp, device_loop));
+  if (bcgs->steps->finish) PetscCall(bcgs->steps->finish(ksp, bcgs));
   PetscFunctionReturn(0);
 }
 
@@ -137,7 +156,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PBCGSFused(KSP ksp)
   ksp->ops->destroy        = KSPDestroy_Fused;
   ksp->ops->view           = KSPView_Fused;
   ksp->ops->setfromoptions = KSPSetFromOptions_Fused;
-  ksp->ops->buildsolution  = KSPBuildSolutionDefault;
+  ksp->ops->buildsolution  = KSPBuildSolution_Fused;
   ksp->ops->buildresidual  = KSPBuildResidualDefault;
   PetscFunctionReturn(0);
 }

@@ -25,7 +25,17 @@ typedef struct {
   PetscErrorCode (*product_s)(KSP, KSP_PBCGSFused *, PetscScalar partial2[]);
   /* x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v); partial RR, RR0 */
   PetscErrorCode (*update_xrp)(KSP, KSP_PBCGSFused *, PetscScalar alpha, PetscScalar omega, PetscScalar beta, PetscScalar partial1[]);
+  /* the solution back in ksp->vec_sol at the end of a solve (NULL: it is there) */
+  PetscErrorCode (*finish)(KSP, KSP_PBCGSFused *);
+  /* after update_xrp of iteration it0: iterations on without the host until
+     the test or a check needs it (NULL: no such loop); *its is where the
+     host goes on, from product_p */
+  PetscErrorCode (*loop)(KSP, KSP_PBCGSFused *, PetscInt it0, PetscInt *its);
 } KSPPBCGSFusedSteps;
+
+/* A backend may hand a step's partial sums over with the next step that
+   waits for the device: all of them are in place when the step before a
+   synchronization point returns. */
 
 struct _KSP_PBCGSFused {
   KSPFused                  fused; /* first: the shared driver reads it through ksp->data */
@@ -34,4 +44,5 @@ struct _KSP_PBCGSFused {
 };
 
 PETSC_INTERN const KSPPBCGSFusedSteps KSPPBCGSFusedSteps_Reference;
+PETSC_INTERN const KSPPBCGSFusedSteps KSPPBCGSFusedSteps_CUDA;
 #endif

@@ -145,7 +145,7 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp)
   if (!ksp->reason) ksp->its = its0 + gm->k;
 
   PetscCall(PGMRESFusedBackSolve(gm, gm->k));
-  PGMRESStep(KSP_PGMRESFused_Update, gm->steps->update(ksp, gm, gm->k, gm->t, ksp->vec_sol));
+  PGMRESStep(KSP_PGMRESFused_Update, gm->steps->update(ksp, gm, gm->k, gm->t, NULL));
   if (breakdown && !ksp->reason && gm->k == 0) {
     ksp->reason = KSP_DIVERGED_BREAKDOWN;
     PetscCall(PetscInfo(ksp, "Breakdown on the first step of a cycle: B A r = 0 with r != 0 (singular operator?)\n"));
@@ -161,6 +161,8 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
 
   PetscFunctionBegin;
   PetscCall(KSPFusedPrepareSolve(ksp, &gm->fused));
+  gm->steps = gm->fused.backend == KSP_FUSED_BACKEND_CUDA ? &KSPPGMRESFusedSteps_CUDA : &KSPPGMRESFusedSteps_Reference;
+  if (gm->fused.backend == KSP_FUSED_BACKEND_CUDA) gm->fused.loop_why = "one host look per step: the Hessenberg coefficients are formed on the host";
   ksp->its = 0;
   while (!ksp->reason) {
     PetscCall(PGMRESFusedCycle(ksp));
@@ -168,6 +170,7 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
     ksp->guess_zero = PETSC_FALSE;
   }
   ksp->guess_zero = guess_zero;
+  if (gm->steps->finish) PetscCall(gm->steps->finish(ksp, gm));
   PetscFunctionReturn(0);
 }
 
@@ -182,6 +185,7 @@ static PetscErrorCode KSPBuildSolution_PGMRESFused(KSP ksp, Vec ptr, Vec *result
     if (!gm->solution) PetscCall(VecDuplicate(ksp->vec_sol, &gm->solution));
     ptr = gm->solution;
   }
+  if (gm->fused.x_on_device) PetscCall((*gm->fused.download_solution)(ksp));
   PetscCall(VecCopy(ksp->vec_sol, ptr));
   if (gm->k > 0) {
     PetscCall(PGMRESFusedBackSolve(gm, gm->k));

@@ -115,6 +115,7 @@ static PetscErrorCode PGMRESFusedUpdate_Reference(KSP ksp, KSP_PGMRESFused *gm, 
 {
   PetscFunctionBegin;
   if (k == 0) PetscFunctionReturn(0);
+  if (!y) y = ksp->vec_sol;
   /* tmp = sum t_i z_i with z_0 = r0/|r0| and z_i = v_{i-1} */
   PetscCall(VecAXPBY(gm->tmp, t[0], 0.0, gm->z0));
   if (k > 1) PetscCall(VecMAXPY(gm->tmp, k - 1, t + 1, gm->V));
@@ -125,4 +126,4 @@ static PetscErrorCode PGMRESFusedUpdate_Reference(KSP ksp, KSP_PGMRESFused *gm, 
   PetscFunctionReturn(0);
 }
 
-const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_Reference = {PGMRESFusedStart_Reference, PGMRESFusedProduct_Reference, PGMRESFusedMDot_Reference, PGMRESFusedOrthog_Reference, PGMRESFusedNormalize_Reference, PGMRESFusedUpdate_Reference};
+const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_Reference = {PGMRESFusedStart_Reference, PGMRESFusedProduct_Reference, PGMRESFusedMDot_Reference, PGMRESFusedOrthog_Reference, PGMRESFusedNormalize_Reference, PGMRESFusedUpdate_Reference, NULL};

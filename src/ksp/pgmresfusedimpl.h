@@ -28,8 +28,10 @@ typedef struct {
   PetscErrorCode (*orthog)(KSP, KSP_PGMRESFused *, PetscInt j, const PetscScalar h[], PetscScalar partial[]);
   /* v_j = scale w, r -= xi v_j */
   PetscErrorCode (*normalize)(KSP, KSP_PGMRESFused *, PetscInt j, PetscScalar scale, PetscScalar xi);
-  /* y += B^{right} sum_{i<k} t_i z_i */
+  /* y += B^{right} sum_{i<k} t_i z_i; y NULL: the iterate itself */
   PetscErrorCode (*update)(KSP, KSP_PGMRESFused *, PetscInt k, const PetscScalar t[], Vec y);
+  /* the solution back in ksp->vec_sol at the end of a solve (NULL: it is there) */
+  PetscErrorCode (*finish)(KSP, KSP_PGMRESFused *);
 } KSPPGMRESFusedSteps;
 
 struct _KSP_PGMRESFused {
@@ -49,4 +51,5 @@ struct _KSP_PGMRESFused {
 #define PGMRES_R(gm, i, j) ((gm)->R[(i) + (j) * (gm)->restart])
 
 PETSC_INTERN const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_Reference;
+PETSC_INTERN const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_CUDA;
 #endif

@@ -1,0 +1,184 @@
+/* pbcgsfused on the GPU: the kernels of the fused steps of pbcgsfusedimpl.h
+   and the device loop. Sums: RR, RR0, VR0 (first reduction), TT, TS, TR0,
+   SR0, SS (second), then omega and beta as the device loop computes them. */
+#include <string.h>
+#include "cuda/fusedcuda_impl.cuh"
+
+enum { RR, RR0, VR0, TT, TS, TR0, SR0, SS, OMEGA, BETA, NSUMS };
+
+/* a kernel after the one that stopped the device loop does nothing */
+#define PBCGS_SKIP_IF_STOPPED(state) \
+  if ((state) && (state)->stop) return
+
+/* r = B (b - A x), r0* = r, p = r; RR and RR0 */
+__global__ void PBCGSStartKernel(FusedMatView A, FusedPBCGSVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[2] = {0.0, 0.0};
+  FUSED_GRID_LOOP(i, A.n)
+  {
+    double r = guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i);
+    if (v.d) r *= v.d[i];
+    v.r[i] = v.rstar[i] = v.p[i] = r;
+    acc[0] += r * r;
+  }
+  acc[1] = acc[0];
+  FusedReduce<2>(acc, partials, sums, ticket, RR);
+}
+
+/* v = B A p; VR0. In the device loop the last block tests the iteration. */
+__global__ void PBCGSProductPKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+{
+  double acc[1] = {0.0};
+  PBCGS_SKIP_IF_STOPPED(state);
+  FUSED_GRID_LOOP(i, A.n)
+  {
+    double y = FusedRowProduct(A, v.p, i);
+    if (v.d) y *= v.d[i];
+    v.v[i] = y;
+    acc[0] += y * v.rstar[i];
+  }
+  if (FusedReduce<1>(acc, partials, sums, ticket, VR0) && state && threadIdx.x == 0) {
+    const double rr = sums[RR], rho = sums[RR0], vr0 = acc[0];
+    const double rnorm = sqrt(fabs(rr));
+    const int    it    = ++state->it;
+    hist[it]           = rnorm;
+    if (FusedMustStop(state->conv, it, rnorm) || !isfinite(rho) || !isfinite(vr0) || rho == 0.0 || vr0 == 0.0) {
+      state->stop = 1;
+      cudaGraphSetConditional(handle, 0);
+    }
+  }
+}
+
+/* s = r - alpha v */
+__global__ void PBCGSUpdateSKernel(int n, FusedPBCGSVecs v, double alpha, const double *sums, const FusedLoopState *state)
+{
+  PBCGS_SKIP_IF_STOPPED(state);
+  if (state) alpha = sums[RR0] / sums[VR0];
+  FUSED_GRID_LOOP(i, n) v.s[i] = v.r[i] - alpha * v.v[i];
+}
+
+/* t = B A s; TT, TS, TR0, SR0, SS. In the device loop the last block makes
+   the host's checks and computes omega and beta. */
+__global__ void PBCGSProductSKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle)
+{
+  double acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+  PBCGS_SKIP_IF_STOPPED(state);
+  FUSED_GRID_LOOP(i, A.n)
+  {
+    const double s = v.s[i], r0 = v.rstar[i];
+    double       t = FusedRowProduct(A, v.s, i);
+    if (v.d) t *= v.d[i];
+    v.t[i] = t;
+    acc[0] += t * t;
+    acc[1] += t * s;
+    acc[2] += t * r0;
+    acc[3] += s * r0;
+    acc[4] += s * s;
+  }
+  if (FusedReduce<5>(acc, partials, sums, ticket, TT) && state && threadIdx.x == 0) {
+    const double tt = acc[0], ts = acc[1], tr0 = acc[2], sr0 = acc[3], ss = acc[4];
+    const double rho = sums[RR0], alpha = rho / sums[VR0];
+    double       omega = 0.0, beta = 0.0;
+    bool         stop  = !isfinite(tt) || !isfinite(ts) || !isfinite(tr0) || !isfinite(sr0);
+    if (!stop && tt == 0.0) stop = ss != 0.0; /* s = 0 goes on with omega = beta = 0, as on the host */
+    else if (!stop) {
+      omega = ts / tt;
+      stop  = omega == 0.0;
+      beta  = (sr0 - omega * tr0) / rho * (alpha / omega);
+    }
+    sums[OMEGA] = omega;
+    sums[BETA]  = beta;
+    if (stop) {
+      state->stop = 1;
+      cudaGraphSetConditional(handle, 0);
+    }
+  }
+}
+
+/* x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v); RR and RR0 */
+__global__ void PBCGSUpdateXRPKernel(int n, FusedPBCGSVecs v, double alpha, double omega, double beta, double *partials, double *sums, unsigned int *ticket, const FusedLoopState *state)
+{
+  double acc[2] = {0.0, 0.0};
+  PBCGS_SKIP_IF_STOPPED(state);
+  if (state) {
+    alpha = sums[RR0] / sums[VR0];
+    omega = sums[OMEGA];
+    beta  = sums[BETA];
+  }
+  FUSED_GRID_LOOP(i, n)
+  {
+    const double p = v.p[i], s = v.s[i];
+    const double r = s - omega * v.t[i];
+    v.x[i] += alpha * p + omega * s;
+    v.r[i] = r;
+    v.p[i] = r + beta * (p - omega * v.v[i]);
+    acc[0] += r * r;
+    acc[1] += r * v.rstar[i];
+  }
+  FusedReduce<2>(acc, partials, sums, ticket, RR);
+}
+
+extern "C" int FusedPBCGSStart(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, int guess_zero)
+{
+  PBCGSStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSStartKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSProductP(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
+{
+  PBCGSProductPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSProductPKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSUpdateS(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha)
+{
+  PBCGSUpdateSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, ctx->sums, NULL);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSUpdateSKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSProductS(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
+{
+  PBCGSProductSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, 0);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSProductSKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSUpdateXRP(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, double omega, double beta)
+{
+  PBCGSUpdateXRPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, omega, beta, ctx->partials, ctx->sums, ctx->ticket, NULL);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSUpdateXRPKernel");
+  return FUSED_CUDA_OK;
+}
+
+struct PBCGSLoopArgs {
+  FusedMatView   A;
+  FusedPBCGSVecs v;
+};
+
+/* the loop body: four kernels per iteration, entered after update_xrp */
+static int PBCGSBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHandle handle)
+{
+  const PBCGSLoopArgs *a = (const PBCGSLoopArgs *)args_;
+  PBCGSProductPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(a->A, a->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSProductPKernel");
+  PBCGSUpdateSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, a->v, 0.0, ctx->sums, ctx->state);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSUpdateSKernel");
+  PBCGSProductSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(a->A, a->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, handle);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSProductSKernel");
+  PBCGSUpdateXRPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, a->v, 0.0, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, ctx->state);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSUpdateXRPKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedConvergence *conv, int it0, int *its)
+{
+  PBCGSLoopArgs args;
+  if (ctx->maxsums < NSUMS) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "pbcgsfused needs %d sums in the workspace, it has %d", NSUMS, ctx->maxsums);
+  memset(&args, 0, sizeof(args));
+  args.A = A->view;
+  args.v = *v;
+  return FusedCUDARunLoop(ctx, &args, sizeof(args), PBCGSBuildLoop, conv, it0, its);
+}

@@ -1,0 +1,135 @@
+/* pbcgsfused, CUDA backend: the steps of pbcgsfusedimpl.h as kernels on
+   vectors that stay on the device for the whole solve (src/cuda/pbcgsfused.cu). */
+#include "ksp/pbcgsfusedimpl.h"
+
+/* workspace vectors after the Jacobi diagonal; device sums: the two
+   reductions one after the other, then omega and beta of the device loop */
+enum { BCGS_VEC_X = 1, BCGS_VEC_B, BCGS_VEC_R, BCGS_VEC_RSTAR, BCGS_VEC_P, BCGS_VEC_V, BCGS_VEC_S, BCGS_VEC_T, BCGS_NVECS };
+#define BCGS_DEVICE_SUMS (BCGS_NSUMS1 + BCGS_NSUMS2 + 2)
+
+static FusedPBCGSVecs PBCGSFusedDeviceVecs(KSP_PBCGSFused *bcgs)
+{
+  FusedCUDA      ctx = bcgs->fused.cuda;
+  FusedPBCGSVecs v;
+
+  v.x     = FusedCUDAVec(ctx, BCGS_VEC_X);
+  v.b     = FusedCUDAVec(ctx, BCGS_VEC_B);
+  v.r     = FusedCUDAVec(ctx, BCGS_VEC_R);
+  v.rstar = FusedCUDAVec(ctx, BCGS_VEC_RSTAR);
+  v.p     = FusedCUDAVec(ctx, BCGS_VEC_P);
+  v.v     = FusedCUDAVec(ctx, BCGS_VEC_V);
+  v.s     = FusedCUDAVec(ctx, BCGS_VEC_S);
+  v.t     = FusedCUDAVec(ctx, BCGS_VEC_T);
+  v.d     = bcgs->fused.pcplace == KSP_FUSED_PC_JACOBI ? FusedCUDAVec(ctx, FUSED_VEC_DINV) : NULL;
+  return v;
+}
+
+static PetscErrorCode PBCGSFusedDownloadSolution_CUDA(KSP ksp)
+{
+  KSP_PBCGSFused *bcgs = (KSP_PBCGSFused *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedCUDADownload(&bcgs->fused, FusedCUDAVec(bcgs->fused.cuda, BCGS_VEC_X), ksp->vec_sol));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar partial1[])
+{
+  KSPFused      *fused = &bcgs->fused;
+  FusedPBCGSVecs v;
+
+  PetscFunctionBegin;
+  (void)partial1; /* delivered by product_p */
+  PetscCall(KSPFusedCUDAPrepare(ksp, fused, BCGS_NVECS, BCGS_DEVICE_SUMS, "pbcgsfused"));
+  v = PBCGSFusedDeviceVecs(bcgs);
+  PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_rhs, v.b));
+  if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->cuda, v.x, (int)fused->cuda_n));
+  else {
+    PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_sol, v.x));
+    PetscCall(KSPFusedCUDAGhosts(fused, v.x));
+  }
+  fused->x_on_device       = PETSC_TRUE;
+  fused->download_solution = PBCGSFusedDownloadSolution_CUDA;
+  PetscCallFusedCUDA(FusedPBCGSStart(fused->cuda, fused->devmat, &v, ksp->guess_zero ? 1 : 0));
+  PetscCall(PetscLogFlops(3.0 * fused->cuda_n + (ksp->guess_zero ? 0.0 : 2.0 * fused->mat_nnz)));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PBCGSFusedProductP_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar partial1[])
+{
+  FusedPBCGSVecs v = PBCGSFusedDeviceVecs(bcgs);
+
+  PetscFunctionBegin;
+  (void)ksp;
+  PetscCall(KSPFusedCUDAGhosts(&bcgs->fused, v.p));
+  PetscCallFusedCUDA(FusedPBCGSProductP(bcgs->fused.cuda, bcgs->fused.devmat, &v));
+  PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.cuda, 0, BCGS_NSUMS1, partial1));
+  PetscCall(PetscLogFlops(3.0 * bcgs->fused.cuda_n + 2.0 * bcgs->fused.mat_nnz));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PBCGSFusedUpdateS_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar alpha)
+{
+  FusedPBCGSVecs v = PBCGSFusedDeviceVecs(bcgs);
+
+  PetscFunctionBegin;
+  (void)ksp;
+  PetscCallFusedCUDA(FusedPBCGSUpdateS(bcgs->fused.cuda, &v, alpha));
+  PetscCall(PetscLogFlops(2.0 * bcgs->fused.cuda_n));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PBCGSFusedProductS_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar partial2[])
+{
+  FusedPBCGSVecs v = PBCGSFusedDeviceVecs(bcgs);
+
+  PetscFunctionBegin;
+  (void)ksp;
+  PetscCall(KSPFusedCUDAGhosts(&bcgs->fused, v.s));
+  PetscCallFusedCUDA(FusedPBCGSProductS(bcgs->fused.cuda, bcgs->fused.devmat, &v));
+  PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.cuda, BCGS_NSUMS1, BCGS_NSUMS2, partial2));
+  PetscCall(PetscLogFlops(11.0 * bcgs->fused.cuda_n + 2.0 * bcgs->fused.mat_nnz));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PBCGSFusedUpdateXRP_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar alpha, PetscScalar omega, PetscScalar beta, PetscScalar partial1[])
+{
+  FusedPBCGSVecs v = PBCGSFusedDeviceVecs(bcgs);
+
+  PetscFunctionBegin;
+  (void)ksp;
+  (void)partial1; /* delivered by product_p */
+  PetscCallFusedCUDA(FusedPBCGSUpdateXRP(bcgs->fused.cuda, &v, alpha, omega, beta));
+  PetscCall(PetscLogFlops(14.0 * bcgs->fused.cuda_n));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PBCGSFusedFinish_CUDA(KSP ksp, KSP_PBCGSFused *bcgs)
+{
+  PetscFunctionBegin;
+  if (ksp->reason != KSP_DIVERGED_PC_FAILED) PetscCall(PBCGSFusedDownloadSolution_CUDA(ksp));
+  bcgs->fused.x_on_device = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PBCGSFusedLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscInt it0, PetscInt *its)
+{
+  KSPFused        *fused = &bcgs->fused;
+  FusedPBCGSVecs   v     = PBCGSFusedDeviceVecs(bcgs);
+  FusedConvergence conv;
+  int              stopped;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
+  PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+  PetscCallFusedCUDA(FusedPBCGSLoop(fused->cuda, fused->devmat, &v, &conv, (int)it0, &stopped));
+  PetscCall(PetscLogFlops((stopped - it0) * (30.0 * fused->cuda_n + 4.0 * fused->mat_nnz)));
+  PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+  /* iteration 'stopped' is tested by the host itself, from product_p */
+  PetscCall(KSPFusedCUDAReplay(ksp, fused, it0 + 1, stopped));
+  fused->loop_its += stopped - it0 - 1;
+  *its = stopped;
+  PetscFunctionReturn(0);
+}
+
+const KSPPBCGSFusedSteps KSPPBCGSFusedSteps_CUDA = {PBCGSFusedStart_CUDA, PBCGSFusedProductP_CUDA, PBCGSFusedUpdateS_CUDA, PBCGSFusedProductS_CUDA, PBCGSFusedUpdateXRP_CUDA, PBCGSFusedFinish_CUDA, PBCGSFusedLoop_CUDA};

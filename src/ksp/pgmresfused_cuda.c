@@ -1,0 +1,134 @@
+/* pgmresfused, CUDA backend: the steps of pgmresfusedimpl.h as kernels; the
+   basis, the residual and the iterate stay on the device for the whole
+   solve, and only the sums of each step come to the host. */
+#include "ksp/pgmresfusedimpl.h"
+
+/* workspace vectors after the Jacobi diagonal; the basis follows them */
+enum { GM_VEC_X = 1, GM_VEC_B, GM_VEC_R, GM_VEC_Z0, GM_VEC_W, GM_VEC_TMP, GM_VEC_V };
+
+static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
+{
+  FusedCUDA       ctx = gm->fused.cuda;
+  FusedPGMRESVecs v;
+
+  v.x     = FusedCUDAVec(ctx, GM_VEC_X);
+  v.b     = FusedCUDAVec(ctx, GM_VEC_B);
+  v.r     = FusedCUDAVec(ctx, GM_VEC_R);
+  v.z0    = FusedCUDAVec(ctx, GM_VEC_Z0);
+  v.w     = FusedCUDAVec(ctx, GM_VEC_W);
+  v.tmp   = FusedCUDAVec(ctx, GM_VEC_TMP);
+  v.V     = FusedCUDAVec(ctx, GM_VEC_V);
+  v.d     = gm->fused.pcplace == KSP_FUSED_PC_JACOBI ? FusedCUDAVec(ctx, FUSED_VEC_DINV) : NULL;
+  v.right = ksp->pc_side == PC_RIGHT;
+  return v;
+}
+
+static PetscErrorCode PGMRESFusedDownloadSolution_CUDA(KSP ksp)
+{
+  KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedCUDADownload(&gm->fused, FusedCUDAVec(gm->fused.cuda, GM_VEC_X), ksp->vec_sol));
+  PetscFunctionReturn(0);
+}
+
+/* Called at every cycle start; b and the initial guess go to the device at the first */
+static PetscErrorCode PGMRESFusedStart_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscScalar partial[])
+{
+  KSPFused       *fused = &gm->fused;
+  FusedPGMRESVecs v;
+  const PetscInt  m = gm->restart;
+
+  PetscFunctionBegin;
+  if (!fused->x_on_device) {
+    char what[160];
+
+    PetscCall(PetscSNPrintf(what, sizeof(what), "pgmresfused with restart %" PetscInt_FMT " (a smaller -ksp_pgmresfused_restart needs less)", m));
+    PetscCall(KSPFusedCUDAPrepare(ksp, fused, GM_VEC_V + m, 2 * PetscMax(m + 1, GMRES_NSUMS), what));
+    v = PGMRESFusedDeviceVecs(ksp, gm);
+    PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_rhs, v.b));
+    if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->cuda, v.x, (int)fused->cuda_n));
+    else PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_sol, v.x));
+    fused->x_on_device       = PETSC_TRUE;
+    fused->download_solution = PGMRESFusedDownloadSolution_CUDA;
+  }
+  v = PGMRESFusedDeviceVecs(ksp, gm);
+  if (!ksp->guess_zero) PetscCall(KSPFusedCUDAGhosts(fused, v.x));
+  PetscCallFusedCUDA(FusedPGMRESStart(fused->cuda, fused->devmat, &v, ksp->guess_zero ? 1 : 0));
+  PetscCallFusedCUDA(FusedCUDAGetSums(fused->cuda, 0, 1, partial));
+  PetscCall(PetscLogFlops(3.0 * fused->cuda_n + (ksp->guess_zero ? 0.0 : 2.0 * fused->mat_nnz)));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PGMRESFusedProduct_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscScalar scale)
+{
+  FusedPGMRESVecs v = PGMRESFusedDeviceVecs(ksp, gm);
+  const double   *in;
+
+  PetscFunctionBegin;
+  PetscCallFusedCUDA(FusedPGMRESProductInput(gm->fused.cuda, &v, (int)j, scale, &in));
+  PetscCall(KSPFusedCUDAGhosts(&gm->fused, in));
+  PetscCallFusedCUDA(FusedPGMRESProduct(gm->fused.cuda, gm->fused.devmat, &v, (int)j, scale));
+  PetscCall(PetscLogFlops(2.0 * gm->fused.mat_nnz + 2.0 * gm->fused.cuda_n));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PGMRESFusedMDot_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscScalar partial[])
+{
+  FusedPGMRESVecs v = PGMRESFusedDeviceVecs(ksp, gm);
+
+  PetscFunctionBegin;
+  PetscCallFusedCUDA(FusedPGMRESMDot(gm->fused.cuda, &v, (int)j));
+  PetscCallFusedCUDA(FusedCUDAGetSums(gm->fused.cuda, 0, (int)j + 1, partial));
+  PetscCall(PetscLogFlops(2.0 * gm->fused.cuda_n * (j + 1)));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PGMRESFusedOrthog_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, const PetscScalar h[], PetscScalar partial[])
+{
+  FusedPGMRESVecs v = PGMRESFusedDeviceVecs(ksp, gm);
+
+  PetscFunctionBegin;
+  PetscCallFusedCUDA(FusedPGMRESOrthog(gm->fused.cuda, &v, (int)j, h));
+  PetscCallFusedCUDA(FusedCUDAGetSums(gm->fused.cuda, 0, GMRES_NSUMS, partial));
+  PetscCall(PetscLogFlops(2.0 * gm->fused.cuda_n * (j + 3)));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PGMRESFusedNormalize_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscScalar scale, PetscScalar xi)
+{
+  FusedPGMRESVecs v = PGMRESFusedDeviceVecs(ksp, gm);
+
+  PetscFunctionBegin;
+  PetscCallFusedCUDA(FusedPGMRESNormalize(gm->fused.cuda, &v, (int)j, scale, xi));
+  PetscCall(PetscLogFlops(3.0 * gm->fused.cuda_n));
+  PetscFunctionReturn(0);
+}
+
+/* y NULL: the device iterate; a host vector y gets the correction added */
+static PetscErrorCode PGMRESFusedUpdate_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscInt k, const PetscScalar t[], Vec y)
+{
+  FusedPGMRESVecs v = PGMRESFusedDeviceVecs(ksp, gm);
+
+  PetscFunctionBegin;
+  if (k == 0) PetscFunctionReturn(0);
+  if (!y) PetscCallFusedCUDA(FusedPGMRESUpdate(gm->fused.cuda, &v, (int)k, t, v.x));
+  else {
+    PetscCallFusedCUDA(FusedCUDAZero(gm->fused.cuda, v.tmp, (int)gm->fused.cuda_n));
+    PetscCallFusedCUDA(FusedPGMRESUpdate(gm->fused.cuda, &v, (int)k, t, v.tmp));
+    PetscCall(KSPFusedCUDADownload(&gm->fused, v.tmp, gm->tmp));
+    PetscCall(VecAXPY(y, 1.0, gm->tmp));
+  }
+  PetscCall(PetscLogFlops(2.0 * gm->fused.cuda_n * k));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PGMRESFusedFinish_CUDA(KSP ksp, KSP_PGMRESFused *gm)
+{
+  PetscFunctionBegin;
+  if (gm->fused.x_on_device && ksp->reason != KSP_DIVERGED_PC_FAILED) PetscCall(PGMRESFusedDownloadSolution_CUDA(ksp));
+  gm->fused.x_on_device = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_CUDA = {PGMRESFusedStart_CUDA, PGMRESFusedProduct_CUDA, PGMRESFusedMDot_CUDA, PGMRESFusedOrthog_CUDA, PGMRESFusedNormalize_CUDA, PGMRESFusedUpdate_CUDA, PGMRESFusedFinish_CUDA};
