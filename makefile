@@ -29,7 +29,7 @@ LIB_CU  := $(wildcard src/cuda/*.cu)
 LIB_OBJ := $(patsubst src/%.c,build/%.o,$(LIB_C)) $(patsubst src/%.cu,build/%.cu.o,$(LIB_CU))
 HEADERS := $(wildcard include/*.h src/*.h src/ksp/*.h src/mat/*.h src/cuda/*.h)
 
-EXAMPLES := build/examples/solve
+EXAMPLES := build/examples/solve build/examples/bench
 TESTS    := $(patsubst tests/%.c,build/tests/%,$(wildcard tests/*.c))
 
 .PHONY: all deps run check check-gpu clean petsc-present
@@ -56,6 +56,10 @@ build/%.cu.o: src/%.cu $(HEADERS)
 build/examples/solve: examples/solve.c examples/problems.c examples/problems.h lib/libpetscfused.so
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) -Iexamples examples/solve.c examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB)
+
+build/examples/bench: examples/bench.c examples/problems.c examples/problems.h lib/libpetscfused.so
+	@mkdir -p $(dir $@)
+	$(PCC) $(CFLAGS) -Iexamples examples/bench.c examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB)
 
 # Test programs link the library, except the -dll_append test, which must not.
 build/tests/dll_append: tests/dll_append.c

@@ -37,6 +37,11 @@ PETSC_EXTERN PetscErrorCode KSPPGMRESFusedGetRestart(KSP, PetscInt *);
 PETSC_EXTERN PetscErrorCode PetscFusedCUDADeviceCount(PetscInt *, char *reason, size_t reasonlen);
 PETSC_EXTERN PetscErrorCode PetscFusedCUDADeviceName(PetscInt, char *name, size_t namelen);
 
+/* Measured device-to-device copy bandwidth of device 0 in bytes (read plus
+   written) per second, over a buffer of the given size: the yardstick of the
+   bandwidth floor in the benchmark. */
+PETSC_EXTERN PetscErrorCode PetscFusedCUDACopyBandwidth(size_t bytes, PetscReal *bytes_per_s);
+
 /* Matrix Market (coordinate real/integer, general/symmetric) into an AIJ
    matrix on comm; read on rank 0 and distributed by rows. */
 PETSC_EXTERN PetscErrorCode MatLoadMatrixMarket(MPI_Comm, const char[], Mat *);

@@ -276,3 +276,38 @@ int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*bui
   *its = state.it;
   return FUSED_CUDA_OK;
 }
+
+/* Device-to-device copy bandwidth (bytes read plus bytes written per second)
+   of a buffer of 'bytes', the best of 'reps' copies: the floor's yardstick. */
+extern "C" int FusedCUDACopyBandwidth(int device, size_t bytes, int reps, double *bytes_per_s)
+{
+  void       *a = NULL, *b = NULL;
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  float       best = 1e30f;
+  int         err  = FUSED_CUDA_OK;
+
+  *bytes_per_s = 0.0;
+  FUSED_CUDA_CHECK(cudaSetDevice(device));
+  if ((err = FusedMalloc(&a, bytes, "the bandwidth probe")) || (err = FusedMalloc(&b, bytes, "the bandwidth probe"))) {
+    (void)cudaFree(a);
+    return err;
+  }
+  do {
+    cudaError_t e;
+    if ((e = cudaEventCreate(&e0)) != cudaSuccess || (e = cudaEventCreate(&e1)) != cudaSuccess || (e = cudaMemset(a, 0, bytes)) != cudaSuccess) {
+      err = FusedCUDAFail(e, "bandwidth probe setup", __FILE__, __LINE__);
+      break;
+    }
+    for (int r = 0; r < reps + 1 && !err; r++) { /* the first copy warms up */
+      float ms = 0.0f;
+      if ((e = cudaEventRecord(e0)) != cudaSuccess || (e = cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice)) != cudaSuccess || (e = cudaEventRecord(e1)) != cudaSuccess || (e = cudaEventSynchronize(e1)) != cudaSuccess || (e = cudaEventElapsedTime(&ms, e0, e1)) != cudaSuccess) err = FusedCUDAFail(e, "bandwidth probe copy", __FILE__, __LINE__);
+      else if (r > 0 && ms < best) best = ms;
+    }
+  } while (0);
+  if (e0) (void)cudaEventDestroy(e0);
+  if (e1) (void)cudaEventDestroy(e1);
+  (void)cudaFree(a);
+  (void)cudaFree(b);
+  if (!err) *bytes_per_s = 2.0 * (double)bytes / (best * 1e-3);
+  return err;
+}

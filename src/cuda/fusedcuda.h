@@ -15,6 +15,9 @@ const char *FusedCUDALastError(void);
 int FusedCUDADeviceCount(int *count, char *reason, size_t reasonlen);
 int FusedCUDADeviceName(int device, char *name, size_t namelen, char *errmsg, size_t errlen);
 
+/* measured device-to-device copy bandwidth, bytes read + written per second */
+int FusedCUDACopyBandwidth(int device, size_t bytes, int reps, double *bytes_per_s);
+
 /* ---- the operator on the device ---------------------------------------- */
 enum { FUSED_FORMAT_AUTO, FUSED_FORMAT_CSR, FUSED_FORMAT_DIA };
 extern const char *const FusedFormatNames[];

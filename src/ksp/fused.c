@@ -325,3 +325,13 @@ PetscErrorCode PetscFusedCUDADeviceName(PetscInt device, char *name, size_t name
   PetscCheck(!FusedCUDADeviceName((int)device, name, namelen, errmsg, sizeof(errmsg)), PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", errmsg);
   PetscFunctionReturn(0);
 }
+
+PetscErrorCode PetscFusedCUDACopyBandwidth(size_t bytes, PetscReal *bytes_per_s)
+{
+  double bw;
+
+  PetscFunctionBegin;
+  PetscCallFusedCUDA(FusedCUDACopyBandwidth(0, bytes, 10, &bw));
+  *bytes_per_s = bw;
+  PetscFunctionReturn(0);
+}

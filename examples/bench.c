@@ -1,0 +1,186 @@
+/* The benchmark: time per iteration of the fused methods against the
+   bandwidth floor, and of PETSc's own methods, on Laplacians of growing size
+   and on matrices from files.
+
+     build/examples/bench [-sizes2d 100,316,1000] [-sizes3d 160] [-f a.mtx,b.mtx]
+                          [-methods pcgfused,pbcgsfused,pgmresfused] [-its 200]
+                          [-csv out.csv] [-label gpu]
+
+   Each case: one warm-up solve, then a timed solve of exactly -its
+   iterations (rtol = atol = 0), Jacobi PC; time per iteration = solve time /
+   iterations. The floor (GPU runs) is the bytes each method's fused kernels
+   must move per iteration (operator once per product in its device storage,
+   each vector once per kernel that touches it) over the measured copy
+   bandwidth; it is printed beside every figure. Run with -methods cg,bcgs,gmres
+   under mpiexec for PETSc's CPU methods on all cores. */
+#include "problems.h"
+#include "cuda/fusedcuda.h"
+
+#define MAX_ITEMS 16
+
+typedef struct {
+  const char *name;
+  double      passes;  /* vector passes of length n per iteration */
+  double      products; /* operator applications per iteration */
+} Traffic;
+
+/* Bytes the fused kernels move per iteration (see src/cuda/<method>.cu):
+   pcgfused: update 8 passes, product 3 (+A); pbcgsfused: 4 + 3 + 4 + 9 (+2A);
+   pgmresfused(m): step j moves about 3j + 12 passes (+A), averaged over j < m. */
+static Traffic MethodTraffic(const char *type, PetscInt restart)
+{
+  Traffic t = {type, 0.0, 0.0};
+  if (!strcmp(type, KSPPCGFUSED)) t.passes = 11.0, t.products = 1.0;
+  else if (!strcmp(type, KSPPBCGSFUSED)) t.passes = 20.0, t.products = 2.0;
+  else if (!strcmp(type, KSPPGMRESFUSED)) t.passes = 3.0 * (restart - 1) / 2.0 + 12.0, t.products = 1.0;
+  return t;
+}
+
+/* the bytes of one product in the storage the CUDA backend picks */
+static PetscErrorCode OperatorBytes(Mat A, double *bytes)
+{
+  FusedDevMat     dm;
+  Mat             Ad = A, Ao;
+  const PetscInt *ia, *ja, *garray;
+  const PetscScalar *va;
+  PetscInt        n;
+  PetscBool       done, ismpi;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &ismpi));
+  if (ismpi) PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+  PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCall(MatSeqAIJGetArrayRead(Ad, &va));
+  PetscCheck(!FusedDevMatCreate((int)n, ia, ja, va, 0, NULL, NULL, NULL, FUSED_FORMAT_AUTO, &dm), PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", FusedCUDALastError());
+  *bytes = FusedDevMatBytesPerProduct(dm);
+  PetscCheck(!FusedDevMatDestroy(&dm), PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", FusedCUDALastError());
+  PetscCall(MatSeqAIJRestoreArrayRead(Ad, &va));
+  PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode TimeMethod(Mat A, Vec b, const char *type, PetscInt its, PetscReal *us_per_it, PetscInt *done_its, PetscInt *restart)
+{
+  KSP            ksp;
+  PC             pc;
+  Vec            x;
+  PetscLogDouble t0, t1;
+  PetscInt       pass;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(KSPCreate(PetscObjectComm((PetscObject)A), &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCJACOBI));
+  PetscCall(KSPSetTolerances(ksp, 0.0, 0.0, 1e10, its));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(KSPSetUp(ksp));
+  *restart = 30;
+  if (!strcmp(type, KSPPGMRESFUSED)) PetscCall(KSPPGMRESFusedGetRestart(ksp, restart));
+  for (pass = 0; pass < 2; pass++) { /* the first solve warms up: device copies, graph, caches */
+    PetscCall(VecZeroEntries(x));
+    PetscCallMPI(MPI_Barrier(PetscObjectComm((PetscObject)A)));
+    PetscCall(PetscTime(&t0));
+    PetscCall(KSPSolve(ksp, b, x));
+    PetscCallMPI(MPI_Barrier(PetscObjectComm((PetscObject)A)));
+    PetscCall(PetscTime(&t1));
+  }
+  PetscCall(KSPGetIterationNumber(ksp, done_its));
+  *us_per_it = 1e6 * (t1 - t0) / PetscMax(*done_its, 1);
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  PetscInt    sizes2d[MAX_ITEMS] = {100, 316, 1000}, sizes3d[MAX_ITEMS] = {160}, n2 = 3, n3 = 1, nm = 3, nf = 0, its = 200, i, m;
+  char       *methods[MAX_ITEMS], *files[MAX_ITEMS], csvpath[PETSC_MAX_PATH_LEN] = "", label[64] = "";
+  PetscBool   set, gpu;
+  PetscReal   bw = 0.0;
+  FILE       *csv = NULL;
+  PetscInt    ndev;
+  char        reason[256], devname[256] = "none";
+  PetscMPIInt size;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(PetscFusedInitializePackage());
+  methods[0] = (char *)KSPPCGFUSED;
+  methods[1] = (char *)KSPPBCGSFUSED;
+  methods[2] = (char *)KSPPGMRESFUSED;
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "petsc-fused benchmark", "");
+  PetscCall(PetscOptionsIntArray("-sizes2d", "2D Laplacian points per side", "", sizes2d, &n2, &set));
+  if (!set) n2 = 3;
+  PetscCall(PetscOptionsIntArray("-sizes3d", "3D Laplacian points per side", "", sizes3d, &n3, &set));
+  if (!set) n3 = 1;
+  nm = MAX_ITEMS;
+  PetscCall(PetscOptionsStringArray("-methods", "Methods to time", "", methods, &nm, &set));
+  if (!set) nm = 3;
+  nf = MAX_ITEMS;
+  PetscCall(PetscOptionsStringArray("-f", "Matrix files", "", files, &nf, &set));
+  if (!set) nf = 0;
+  PetscCall(PetscOptionsInt("-its", "Iterations per timed solve", "", its, &its, NULL));
+  PetscCall(PetscOptionsString("-csv", "Append results to this CSV file", "", csvpath, csvpath, sizeof(csvpath), NULL));
+  PetscCall(PetscOptionsString("-label", "Label of this run in the CSV", "", label, label, sizeof(label), NULL));
+  PetscOptionsEnd();
+
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscFusedCUDADeviceCount(&ndev, reason, sizeof(reason)));
+  gpu = (PetscBool)(ndev > 0);
+  if (gpu) {
+    PetscCall(PetscFusedCUDADeviceName(0, devname, sizeof(devname)));
+    PetscCall(PetscFusedCUDACopyBandwidth((size_t)1 << 30, &bw));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "device: %s; measured copy bandwidth %.0f GB/s (1 GiB device-to-device, read + write)\n", devname, bw / 1e9));
+  } else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "device: none (%s); no floor\n", reason));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d MPI rank(s); Jacobi PC; %" PetscInt_FMT " iterations per timed solve after a warm-up solve\n\n", size, its));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10s %-12s %6s %11s %11s %8s\n", "problem", "rows", "method", "its", "us/iter", "floor us", "x floor"));
+  if (csvpath[0]) {
+    PetscCall(PetscFOpen(PETSC_COMM_WORLD, csvpath, "a", &csv));
+    PetscCall(PetscFPrintf(PETSC_COMM_WORLD, csv, "label,device,ranks,problem,rows,method,its,us_per_iter,floor_us,bandwidth_GBs\n"));
+  }
+
+  for (i = 0; i < n2 + n3 + nf; i++) {
+    Mat       A;
+    Vec       xstar, b;
+    char      pname[PETSC_MAX_PATH_LEN];
+    PetscInt  rows;
+    double    opbytes = 0.0;
+
+    if (i < n2) {
+      PetscCall(ProblemCreate(PETSC_COMM_WORLD, PROBLEM_LAP2D, sizes2d[i], &A));
+      PetscCall(PetscSNPrintf(pname, sizeof(pname), "lap2d-%" PetscInt_FMT, sizes2d[i]));
+    } else if (i < n2 + n3) {
+      PetscCall(ProblemCreate(PETSC_COMM_WORLD, PROBLEM_LAP3D, sizes3d[i - n2], &A));
+      PetscCall(PetscSNPrintf(pname, sizeof(pname), "lap3d-%" PetscInt_FMT, sizes3d[i - n2]));
+    } else {
+      const char *base;
+      PetscCall(ProblemLoad(PETSC_COMM_WORLD, files[i - n2 - n3], &A));
+      base = strrchr(files[i - n2 - n3], '/');
+      PetscCall(PetscStrncpy(pname, base ? base + 1 : files[i - n2 - n3], sizeof(pname)));
+    }
+    PetscCall(MatGetSize(A, &rows, NULL));
+    PetscCall(ProblemExactSolution(A, &xstar, &b));
+    if (gpu && size == 1) PetscCall(OperatorBytes(A, &opbytes));
+    for (m = 0; m < nm; m++) {
+      PetscReal us = 0.0;
+      PetscInt  done, restart;
+      double    floor_us = 0.0;
+      Traffic   t;
+
+      PetscCall(TimeMethod(A, b, methods[m], its, &us, &done, &restart));
+      t = MethodTraffic(methods[m], restart);
+      if (gpu && size == 1 && t.passes > 0) floor_us = 1e6 * (t.passes * 8.0 * rows + t.products * opbytes) / bw;
+      if (floor_us > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10" PetscInt_FMT " %-12s %6" PetscInt_FMT " %11.1f %11.1f %8.2f\n", pname, rows, methods[m], done, (double)us, floor_us, (double)us / floor_us));
+      else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10" PetscInt_FMT " %-12s %6" PetscInt_FMT " %11.1f %11s %8s\n", pname, rows, methods[m], done, (double)us, "-", "-"));
+      if (csv) PetscCall(PetscFPrintf(PETSC_COMM_WORLD, csv, "%s,%s,%d,%s,%" PetscInt_FMT ",%s,%" PetscInt_FMT ",%.2f,%.2f,%.1f\n", label, devname, size, pname, rows, methods[m], done, (double)us, floor_us, bw / 1e9));
+    }
+    PetscCall(MatDestroy(&A));
+    PetscCall(VecDestroy(&xstar));
+    PetscCall(VecDestroy(&b));
+  }
+  if (csv) PetscCall(PetscFClose(PETSC_COMM_WORLD, csv));
+  PetscCall(PetscFinalize());
+  return 0;
+}
