@@ -14,6 +14,7 @@ static PetscErrorCode ProblemCreateStencil2D(MPI_Comm comm, PetscInt n, PetscBoo
   PetscCall(MatSetFromOptions(*A));
   PetscCall(MatSeqAIJSetPreallocation(*A, 5, NULL));
   PetscCall(MatMPIAIJSetPreallocation(*A, 5, NULL, 2, NULL));
+  PetscCall(MatSetUp(*A)); /* other types (baij, ...) get their default preallocation */
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
   for (row = rstart; row < rend; row++) {
     PetscInt    i = row % n, j = row / n, cols[5], nc = 0;
@@ -45,6 +46,7 @@ static PetscErrorCode ProblemCreateLap3D(MPI_Comm comm, PetscInt n, Mat *A)
   PetscCall(MatSetFromOptions(*A));
   PetscCall(MatSeqAIJSetPreallocation(*A, 7, NULL));
   PetscCall(MatMPIAIJSetPreallocation(*A, 7, NULL, 4, NULL));
+  PetscCall(MatSetUp(*A)); /* other types (baij, ...) get their default preallocation */
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
   for (row = rstart; row < rend; row++) {
     PetscInt    i = row % n, j = (row / n) % n, k = row / (n * n), cols[7], nc = 0;

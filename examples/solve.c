@@ -17,6 +17,7 @@ typedef struct {
   PetscInt           its;
   KSPConvergedReason reason;
   PetscReal          truerel, err, tsetup, tsolve;
+  char               backend[48];
 } Run;
 
 /* The built-in methods each fused method is measured against */
@@ -48,6 +49,12 @@ static PetscErrorCode RunMethod(Mat A, Vec b, Vec xstar, Run *run)
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(PetscTime(&t2));
   PetscCall(KSPGetIterationNumber(ksp, &run->its));
+  PetscCall(PetscStrncpy(run->backend, "CPU (PETSc)", sizeof(run->backend)));
+  if (run->ours) {
+    KSPFusedBackend used;
+    PetscCall(KSPFusedGetBackendUsed(ksp, &used));
+    PetscCall(PetscStrncpy(run->backend, used == KSP_FUSED_BACKEND_CUDA ? "GPU (CUDA)" : "CPU (reference)", sizeof(run->backend)));
+  }
   PetscCall(KSPGetConvergedReason(ksp, &run->reason));
   run->tsetup = t1 - t0;
   run->tsolve = t2 - t1;
@@ -78,6 +85,7 @@ static PetscErrorCode AddRun(Run runs[], PetscInt *nruns, const char *type, Pets
 
 int main(int argc, char **argv)
 {
+  PetscBool      nset = PETSC_FALSE;
   char           file[PETSC_MAX_PATH_LEN] = "", rhsfile[PETSC_MAX_PATH_LEN] = "", *methods[8], desc[256], devinfo[512];
   PetscInt       nmethods = 8, n = 40, nruns = 0, i, j, N, nnz_local;
   ProblemType    problem  = PROBLEM_LAP3D;
@@ -99,7 +107,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsString("-f", "Matrix: Matrix Market (.mtx) or PETSc binary", "", file, file, sizeof(file), &hasfile));
   PetscCall(PetscOptionsString("-rhs", "Right-hand side: Matrix Market n x 1 (default b = A x*)", "", rhsfile, rhsfile, sizeof(rhsfile), &hasrhs));
   PetscCall(PetscOptionsEnum("-problem", "Built-in problem when no -f is given", "", ProblemTypes, (PetscEnum)problem, (PetscEnum *)&problem, NULL));
-  PetscCall(PetscOptionsInt("-n", "Points per side of the built-in problem", "", n, &n, NULL));
+  PetscCall(PetscOptionsInt("-n", "Points per side of the built-in problem", "", n, &n, &nset));
   PetscCall(PetscOptionsStringArray("-methods", "Fused methods to run", "", methods, &nmethods, &hasmethods));
   PetscCall(PetscOptionsBool("-compare", "Also run PETSc's own counterparts", "", compare, &compare, NULL));
   PetscOptionsEnd();
@@ -108,7 +116,8 @@ int main(int argc, char **argv)
   if (ndev > 0) {
     char name[256];
     PetscCall(PetscFusedCUDADeviceName(0, name, sizeof(name)));
-    PetscCall(PetscSNPrintf(devinfo, sizeof(devinfo), "GPU: %s found, but this release runs the fused methods on the reference (CPU) backend only", name));
+    PetscCall(PetscSNPrintf(devinfo, sizeof(devinfo), "GPU: %s; the fused methods run on it (CUDA backend), PETSc's own on one CPU core per rank", name));
+    if (!hasfile && !nset) n = problem == PROBLEM_LAP3D ? 100 : 1000; /* large enough for the GPU to matter */
   } else PetscCall(PetscSNPrintf(devinfo, sizeof(devinfo), "GPU: none found (%s); the fused methods run on the reference (CPU) backend", reason));
 
   if (hasfile) {
@@ -176,7 +185,7 @@ int main(int argc, char **argv)
       }
       if (best > 0 && runs[i].tsolve > 0) PetscCall(PetscSNPrintf(speed, sizeof(speed), "%.2fx", (double)(best / runs[i].tsolve)));
     }
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-12s %-16s %6" PetscInt_FMT " %-22s %10.2e %10s %9.3f %9.3f %10.1f %8s\n", runs[i].type, runs[i].ours ? "CPU (reference)" : "CPU (PETSc)", runs[i].its, KSPConvergedReasons[runs[i].reason], (double)runs[i].truerel, err, (double)runs[i].tsetup,
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-12s %-16s %6" PetscInt_FMT " %-22s %10.2e %10s %9.3f %9.3f %10.1f %8s\n", runs[i].type, runs[i].backend, runs[i].its, KSPConvergedReasons[runs[i].reason], (double)runs[i].truerel, err, (double)runs[i].tsetup,
                           (double)runs[i].tsolve, runs[i].its ? 1e6 * (double)runs[i].tsolve / (double)runs[i].its : 0.0, speed));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "speed-up: solve time of the fastest converged PETSc counterpart over ours (cg/pipecg, bcgs, gmres/pgmres)\n"));

@@ -23,7 +23,7 @@ PETSC_INTERN PetscErrorCode KSPFusedSetUp(KSP ksp, KSPFused *fused)
 {
   PetscFunctionBegin;
   PetscCheck(ksp->pc_side != PC_SYMMETRIC, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "%s does not support symmetric preconditioning; use -ksp_pc_side left", ((PetscObject)ksp)->type_name);
-  (void)fused;
+  PetscCall(KSPFusedCUDASetUp(ksp, fused));
   PetscFunctionReturn(0);
 }
 
@@ -206,6 +206,15 @@ static PetscErrorCode KSPFusedSetBackend_Fused(KSP ksp, KSPFusedBackend backend)
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode KSPFusedGetBackendUsed_Fused(KSP ksp, KSPFusedBackend *backend)
+{
+  KSPFused *fused = (KSPFused *)ksp->data;
+
+  PetscFunctionBegin;
+  *backend = fused->backend;
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode KSPFusedGetBackend_Fused(KSP ksp, KSPFusedBackend *backend)
 {
   KSPFused *fused = (KSPFused *)ksp->data;
@@ -226,6 +235,7 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   fused->format            = FUSED_FORMAT_AUTO;
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", KSPFusedSetBackend_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackend_C", KSPFusedGetBackend_Fused));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackendUsed_C", KSPFusedGetBackendUsed_Fused));
   PetscFunctionReturn(0);
 }
 
@@ -234,6 +244,7 @@ PETSC_INTERN PetscErrorCode KSPFusedDecomposeBackend(KSP ksp)
   PetscFunctionBegin;
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackend_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackendUsed_C", NULL));
   PetscFunctionReturn(0);
 }
 
@@ -304,6 +315,23 @@ PetscErrorCode KSPFusedGetBackend(KSP ksp, KSPFusedBackend *backend)
   PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
   PetscValidPointer(backend, 2);
   PetscUseMethod(ksp, "KSPFusedGetBackend_C", (KSP, KSPFusedBackend *), (ksp, backend));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   KSPFusedGetBackendUsed - Gets the backend the last solve of a fused Krylov method ran on
+   (`KSP_FUSED_BACKEND_CUDA` or `KSP_FUSED_BACKEND_REFERENCE`); `KSPView()` says why.
+
+   Not Collective
+
+   Level: intermediate
+@*/
+PetscErrorCode KSPFusedGetBackendUsed(KSP ksp, KSPFusedBackend *backend)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscValidPointer(backend, 2);
+  PetscUseMethod(ksp, "KSPFusedGetBackendUsed_C", (KSP, KSPFusedBackend *), (ksp, backend));
   PetscFunctionReturn(0);
 }
 

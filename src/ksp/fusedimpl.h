@@ -83,6 +83,7 @@ PETSC_INTERN PetscErrorCode KSPFusedDecomposeBackend(KSP);
 
 /* CUDA backend (fused_cuda.c) */
 PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP, KSPFused *);
+PETSC_INTERN PetscErrorCode KSPFusedCUDASetUp(KSP, KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP, KSPFused *, PetscInt nvecs, PetscInt maxsums, const char *what);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAUpload(KSPFused *, Vec, double *);
