@@ -111,8 +111,10 @@ int main(int argc, char **argv)
   methods[1] = (char *)KSPPBCGSFUSED;
   methods[2] = (char *)KSPPGMRESFUSED;
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "petsc-fused benchmark", "");
+  n2 = MAX_ITEMS; /* in: room in the array; out: how many were given */
   PetscCall(PetscOptionsIntArray("-sizes2d", "2D Laplacian points per side", "", sizes2d, &n2, &set));
   if (!set) n2 = 3;
+  n3 = MAX_ITEMS;
   PetscCall(PetscOptionsIntArray("-sizes3d", "3D Laplacian points per side", "", sizes3d, &n3, &set));
   if (!set) n3 = 1;
   nm = MAX_ITEMS;
