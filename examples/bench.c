@@ -2,7 +2,7 @@
    bandwidth floor, and of PETSc's own methods, on Laplacians of growing size
    and on matrices from files.
 
-     build/examples/bench [-sizes2d 100,316,1000] [-sizes3d 160] [-f a.mtx,b.mtx]
+     build/examples/bench [-sizes2d 100,316,1000,2000,4000] [-sizes3d 64,160,252] [-f a.mtx,b.mtx]
                           [-methods pcgfused,pbcgsfused,pgmresfused] [-its 200]
                           [-csv out.csv] [-label gpu]
 
@@ -96,7 +96,7 @@ static PetscErrorCode TimeMethod(Mat A, Vec b, const char *type, PetscInt its, P
 
 int main(int argc, char **argv)
 {
-  PetscInt    sizes2d[MAX_ITEMS] = {100, 316, 1000}, sizes3d[MAX_ITEMS] = {160}, n2 = 3, n3 = 1, nm = 3, nf = 0, its = 200, i, m;
+  PetscInt    sizes2d[MAX_ITEMS] = {100, 316, 1000, 2000, 4000}, sizes3d[MAX_ITEMS] = {64, 160, 252}, n2 = 5, n3 = 3, nm = 3, nf = 0, its = 200, i, m;
   char       *methods[MAX_ITEMS], *files[MAX_ITEMS], csvpath[PETSC_MAX_PATH_LEN] = "", label[64] = "";
   PetscBool   set, gpu;
   PetscReal   bw = 0.0;
@@ -113,10 +113,10 @@ int main(int argc, char **argv)
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "petsc-fused benchmark", "");
   n2 = MAX_ITEMS; /* in: room in the array; out: how many were given */
   PetscCall(PetscOptionsIntArray("-sizes2d", "2D Laplacian points per side", "", sizes2d, &n2, &set));
-  if (!set) n2 = 3;
+  if (!set) n2 = 5;
   n3 = MAX_ITEMS;
   PetscCall(PetscOptionsIntArray("-sizes3d", "3D Laplacian points per side", "", sizes3d, &n3, &set));
-  if (!set) n3 = 1;
+  if (!set) n3 = 3;
   nm = MAX_ITEMS;
   PetscCall(PetscOptionsStringArray("-methods", "Methods to time", "", methods, &nm, &set));
   if (!set) nm = 3;

@@ -6,7 +6,7 @@ set -e
 . /opt/ob/env.sh
 export LD_LIBRARY_PATH=$PWD/lib:$LD_LIBRARY_PATH OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=${OUT:-out}; mkdir -p "$out"
-sizes="-sizes2d 100,316,1000,2000 -sizes3d 64,160 -its 200"
+sizes="-sizes2d 100,316,1000,2000,4000 -sizes3d 64,160,252 -its 200"
 build/examples/bench $sizes -csv "$out/bench.csv" -label gpu | tee "$out/bench-gpu.txt"
 ncores=$(nproc)
 mpirun --oversubscribe -n "$ncores" build/examples/bench $sizes -methods cg,bcgs,gmres -csv "$out/bench.csv" -label "cpu-$ncores-ranks" | tee "$out/bench-cpu.txt"
