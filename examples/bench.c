@@ -150,6 +150,7 @@ int main(int argc, char **argv)
     PetscInt  rows;
     double    opbytes = 0.0;
 
+    if ((i < n2 && sizes2d[i] <= 0) || (i >= n2 && i < n2 + n3 && sizes3d[i - n2] <= 0)) continue; /* 0: none of that kind */
     if (i < n2) {
       PetscCall(ProblemCreate(PETSC_COMM_WORLD, PROBLEM_LAP2D, sizes2d[i], &A));
       PetscCall(PetscSNPrintf(pname, sizeof(pname), "lap2d-%" PetscInt_FMT, sizes2d[i]));
