@@ -67,9 +67,10 @@ typedef struct {
 int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero);
 int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha, double beta);
 int FusedPCGProduct(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v);
-/* iterations it0+1, ... on the device from a CUDA graph, until the test or
-   a breakdown check asks the host to look; *its is that iteration */
-int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int *its);
+/* iterations it0+1, ... on the device, until the test or a breakdown check
+   asks the host to look; *its is that iteration. From a CUDA graph, or with
+   single_kernel from one cooperative kernel with grid barriers. */
+int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its);
 
 /* ---- pbcgsfused ---------------------------------------------------------- */
 typedef struct {

@@ -61,6 +61,8 @@ struct FusedCUDA_s {
   FusedLoopState *state;
   double         *hist;     /* residual norm of every device-loop iteration */
   int             hist_len;
+  double         *loop_partials; /* the single-kernel loop's partial sums, two iterations' worth */
+  size_t          loop_partials_len;
   /* the device loop of one method, built once per workspace */
   cudaGraphExec_t loop_exec;
   unsigned char   loop_args[512]; /* the kernel arguments the graph was built with */
@@ -68,6 +70,13 @@ struct FusedCUDA_s {
 };
 
 int FusedCUDAEnsureHistory(FusedCUDA ctx, int len);
+/* The single-kernel loop: a cooperative kernel that runs the iterations with
+   grid-wide barriers instead of kernel boundaries. Begin uploads the state
+   and returns the grid (blocks resident at once, at most what n needs) and a
+   partials buffer of 2 x nsums x grid; End waits and returns the iteration. */
+int FusedCUDASingleKernelBegin(FusedCUDA ctx, const void *kernel, int nsums, const FusedConvergence *conv, int it0, int *grid, double **partials);
+int FusedCUDASingleKernelEnd(FusedCUDA ctx, int *its);
+
 /* Runs the device loop from iteration it0: launches the cached graph, or
    builds it with build() first when args (its kernels' arguments) differ
    from the last build; returns the iteration where it stopped. */
@@ -147,6 +156,40 @@ __device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, do
     *ticket = 0; /* ready for the next reduction */
   }
   return true;
+}
+
+/* Every thread of every block gets sum_b part[k * G + b]: the single-kernel
+   loop's reduction after a grid barrier, the same sum in every block. */
+template <int K>
+__device__ __forceinline__ void FusedSumPartials(const double *part, int G, double (&out)[K])
+{
+  __shared__ double result[K];
+  double            v[K];
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    v[k] = 0.0;
+    for (int b = threadIdx.x; b < G; b += blockDim.x) v[k] += __ldcg(&part[(size_t)k * G + b]);
+  }
+  FusedBlockSum<K>(v);
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int k = 0; k < K; k++) result[k] = v[k];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < K; k++) out[k] = result[k];
+  __syncthreads();
+}
+
+/* The block's sums of v[] go to part[k * gridDim.x + blockIdx.x] */
+template <int K>
+__device__ __forceinline__ void FusedStorePartials(double (&v)[K], double *part)
+{
+  FusedBlockSum<K>(v);
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int k = 0; k < K; k++) part[(size_t)k * gridDim.x + blockIdx.x] = v[k];
+  }
 }
 
 #define FUSED_GRID_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)

@@ -1,6 +1,7 @@
 /* pcgfused on the GPU: the kernels of the fused steps of pcgfusedimpl.h, and
    the device loop. Sums, in the order of the C side: RZ, NORM, PY, YW. */
 #include <string.h>
+#include <cooperative_groups.h>
 #include "cuda/fusedcuda_impl.cuh"
 
 enum { RZ, NORM, PY, YW };
@@ -76,6 +77,66 @@ __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partial
   }
 }
 
+/* The whole loop in one cooperative kernel for systems small enough that
+   kernel launches, not bandwidth, set the pace: two grid barriers per
+   iteration. Partial sums alternate between two buffers so that a block
+   still reading iteration k's never sees k+1's being written. */
+__global__ void PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *part, double *sums, FusedLoopState *state, double *hist)
+{
+  cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
+  const int                      G     = gridDim.x;
+  const int                      first = state->it;
+  const FusedConvergence         conv  = state->conv;
+
+  for (int it = first;; it++) {
+    double s[4];
+    if (it == first) { /* the host-driven steps left iteration it0's sums in sums[] */
+      for (int k = 0; k < 4; k++) s[k] = sums[k];
+    } else FusedSumPartials<4>(part + (size_t)(it & 1) * 4 * G, G, s);
+    const double rz = s[RZ], py = s[PY], yw = s[YW];
+    if (it > first) {
+      const double rnorm = v.normtype == FUSED_NORM_NATURAL ? sqrt(fabs(rz)) : (v.normtype == FUSED_NORM_NONE ? 0.0 : sqrt(fabs(s[NORM])));
+      const bool   stop  = FusedMustStop(conv, it, rnorm) || !isfinite(rz) || !isfinite(py) || !isfinite(yw) || rz <= 0.0 || py <= 0.0;
+      if (blockIdx.x == 0 && threadIdx.x == 0) {
+        hist[it] = rnorm;
+        if (stop) {
+          for (int k = 0; k < 4; k++) sums[k] = s[k];
+          state->it   = it;
+          state->stop = 1;
+        }
+      }
+      if (stop) return; /* the same sums in every block: the same decision */
+    }
+    const double alpha = rz / py, beta = alpha * alpha * yw / rz - 1.0;
+    double      *next  = part + (size_t)((it + 1) & 1) * 4 * G;
+    double       acc[2] = {0.0, 0.0};
+    FUSED_GRID_LOOP(i, A.n)
+    {
+      const double p = v.p[i];
+      const double r = v.r[i] - alpha * v.y[i];
+      const double z = v.d ? v.d[i] * r : r;
+      v.x[i] += alpha * p;
+      v.r[i] = r;
+      v.p[i] = z + beta * p;
+      acc[0] += r * z;
+      acc[1] += PCGNormTerm(v.normtype, r, z);
+    }
+    FusedStorePartials<2>(acc, next + RZ * G);
+    grid.sync(); /* p complete before any row's product reads it */
+    double acc2[2] = {0.0, 0.0};
+    FUSED_GRID_LOOP(i, A.n)
+    {
+      const double p = v.p[i];
+      const double y = FusedRowProduct(A, v.p, i);
+      v.y[i]         = y;
+      acc2[0] += p * y;
+      acc2[1] += y * (v.d ? v.d[i] * y : y);
+    }
+    FusedStorePartials<2>(acc2, next + PY * G);
+    grid.sync(); /* the partials complete before the next iteration sums them */
+  }
+}
+
 extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero)
 {
   PCGStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
@@ -113,9 +174,19 @@ static int PCGBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHa
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int *its)
+extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its)
 {
   PCGLoopArgs args;
+  if (single_kernel) {
+    FusedMatView    view = A->view;
+    FusedPCGVecs    vecs = *v;
+    double         *part;
+    int             grid;
+    void           *kargs[] = {&view, &vecs, &part, &ctx->sums, &ctx->state, &ctx->hist};
+    if (int err = FusedCUDASingleKernelBegin(ctx, (const void *)PCGSingleKernel, 4, conv, it0, &grid, &part)) return err;
+    FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel((const void *)PCGSingleKernel, grid, FUSED_BLOCK, kargs, 0, ctx->stream));
+    return FusedCUDASingleKernelEnd(ctx, its);
+  }
   memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
   args.A = A->view;
   args.v = *v;

@@ -14,8 +14,9 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Pet
   PetscCall(PetscOptionsBool("-ksp_fused_convert", "CUDA backend: keep a device copy of an AIJ operator (rebuilt when it changes)", "", fused->convert, &fused->convert, NULL));
   PetscCall(PetscOptionsEList("-ksp_fused_mat_format", "CUDA backend: storage of the operator's device copy", "", FusedFormatNames, 3, FusedFormatNames[fused->format], &fused->format, NULL));
   PetscCall(PetscOptionsBool("-ksp_fused_device_loop", "CUDA backend: run the iterations from a CUDA graph, testing convergence on the device, where the test and monitors allow", "", fused->device_loop, &fused->device_loop, NULL));
+  PetscCall(PetscOptionsInt("-ksp_fused_single_kernel_rows", "CUDA device loop: up to this many rows the iterations run in one cooperative kernel with grid barriers (latency), above it from a CUDA graph of one kernel per step (bandwidth)", "", fused->single_kernel_rows, &fused->single_kernel_rows, NULL));
+  PetscCheck(fused->single_kernel_rows >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_fused_single_kernel_rows %" PetscInt_FMT " must be non-negative", fused->single_kernel_rows);
   PetscOptionsHeadEnd();
-  (void)ksp;
   PetscFunctionReturn(0);
 }
 
@@ -232,6 +233,7 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   fused->backend           = KSP_FUSED_BACKEND_REFERENCE;
   fused->convert           = PETSC_TRUE;
   fused->device_loop       = PETSC_TRUE;
+  fused->single_kernel_rows = 1 << 20;
   fused->format            = FUSED_FORMAT_AUTO;
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", KSPFusedSetBackend_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackend_C", KSPFusedGetBackend_Fused));

@@ -37,6 +37,7 @@ typedef struct {
   PetscBool        convert;           /* -ksp_fused_convert: device copy of an AIJ operator */
   PetscInt         format;            /* -ksp_fused_mat_format */
   PetscBool        device_loop;       /* -ksp_fused_device_loop: iterate from a CUDA graph where allowed */
+  PetscInt         single_kernel_rows; /* -ksp_fused_single_kernel_rows: up to this size, the loop is one cooperative kernel */
   FusedCUDA        cuda;
   PetscInt         cuda_device, cuda_n, cuda_nvecs, cuda_maxsums;
   FusedDevMat      devmat;
