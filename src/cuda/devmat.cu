@@ -88,6 +88,7 @@ extern "C" int FusedDevMatCreate(int n, const int *rowptr, const int *col, const
       free(dval);
       if (err) break;
       A->view.ndiag        = ndiag;
+      for (int k = 0; k < ndiag && k < FUSED_DIA_INLINE; k++) A->view.off[k] = offsets[k];
       A->view.offsets      = A->offsets;
       A->view.dval         = A->dval;
       A->bytes_per_product = (double)ndiag * n * sizeof(double);

@@ -21,9 +21,13 @@ int FusedCUDASetError(int code, const char *fmt, ...);
 #define FUSED_BLOCK 256
 #define FUSED_WARPS (FUSED_BLOCK / 32)
 
+/* Diagonal offsets carried in the kernel arguments (constant bank) up to this many */
+#define FUSED_DIA_INLINE 16
+
 /* The operator as the kernels see it: passed by value. */
 struct FusedMatView {
   int           n, format;
+  int           off[FUSED_DIA_INLINE]; /* DIA offsets, when ndiag <= FUSED_DIA_INLINE */
   const int    *rowptr, *col; /* CSR */
   const double *val;
   int           ndiag;        /* DIA: dval[d * n + row] is A(row, row + offsets[d]) */
@@ -86,7 +90,16 @@ int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*bui
 __device__ __forceinline__ double FusedRowProduct(const FusedMatView &A, const double *__restrict__ x, int i)
 {
   double s = 0.0;
-  if (A.format == FUSED_FORMAT_DIA) {
+  if (A.format == FUSED_FORMAT_DIA && A.ndiag <= FUSED_DIA_INLINE) {
+    /* unrolled over the inline offsets: the loads of all diagonals are in flight together */
+#pragma unroll
+    for (int d = 0; d < FUSED_DIA_INLINE; d++) {
+      if (d < A.ndiag) {
+        const int j = i + A.off[d];
+        if (j >= 0 && j < A.n) s += A.dval[(size_t)d * A.n + i] * x[j];
+      }
+    }
+  } else if (A.format == FUSED_FORMAT_DIA) {
     for (int d = 0; d < A.ndiag; d++) {
       const int j = i + __ldg(&A.offsets[d]);
       if (j >= 0 && j < A.n) s += A.dval[(size_t)d * A.n + i] * x[j];

@@ -2,6 +2,7 @@
    and the device loop. Sums: RR, RR0, VR0 (first reduction), TT, TS, TR0,
    SR0, SS (second), then omega and beta as the device loop computes them. */
 #include <string.h>
+#include <cooperative_groups.h>
 #include "cuda/fusedcuda_impl.cuh"
 
 enum { RR, RR0, VR0, TT, TS, TR0, SR0, SS, OMEGA, BETA, NSUMS };
@@ -118,6 +119,111 @@ __global__ void PBCGSUpdateXRPKernel(int n, FusedPBCGSVecs v, double alpha, doub
   FusedReduce<2>(acc, partials, sums, ticket, RR);
 }
 
+/* The whole loop in one cooperative kernel for small systems: four grid
+   barriers per iteration. Partial sums of iteration it live in buffer it & 1
+   (RR and RR0 of it are written by update_xrp of it - 1); a stop leaves RR
+   and RR0 of the iteration in sums[], from where the host goes on with
+   product_p. */
+__global__ void PBCGSSingleKernel(FusedMatView A, FusedPBCGSVecs v, double *part, double *sums, FusedLoopState *state, double *hist)
+{
+  cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
+  const int                      G     = gridDim.x;
+  const int                      first = state->it;
+  const FusedConvergence         conv  = state->conv;
+
+  for (int it = first + 1;; it++) {
+    double *cur = part + (size_t)(it & 1) * NSUMS * G, *next = part + (size_t)((it + 1) & 1) * NSUMS * G;
+    double  rr_rr0[2], vr0[1], acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+
+    /* v = B A p; <v,r0*> */
+    FUSED_GRID_LOOP(i, A.n)
+    {
+      double y = FusedRowProduct(A, v.p, i);
+      if (v.d) y *= v.d[i];
+      v.v[i] = y;
+      acc[0] += y * v.rstar[i];
+    }
+    {
+      double a1[1] = {acc[0]};
+      FusedStorePartials<1>(a1, cur + VR0 * G);
+    }
+    grid.sync();
+    if (it == first + 1) {
+      rr_rr0[0] = sums[RR];
+      rr_rr0[1] = sums[RR0];
+    } else FusedSumPartials<2>(cur + RR * G, G, rr_rr0);
+    FusedSumPartials<1>(cur + VR0 * G, G, vr0);
+    const double rho = rr_rr0[1], rnorm = sqrt(fabs(rr_rr0[0]));
+    const bool   stop = FusedMustStop(conv, it, rnorm) || !isfinite(rho) || !isfinite(vr0[0]) || rho == 0.0 || vr0[0] == 0.0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+      hist[it] = rnorm;
+      if (stop) {
+        sums[RR]    = rr_rr0[0];
+        sums[RR0]   = rho;
+        state->it   = it;
+        state->stop = 1;
+      }
+    }
+    if (stop) return;
+    const double alpha = rho / vr0[0];
+
+    /* s = r - alpha v */
+    FUSED_GRID_LOOP(i, A.n) v.s[i] = v.r[i] - alpha * v.v[i];
+    grid.sync();
+
+    /* t = B A s; TT, TS, TR0, SR0, SS */
+    for (int k = 0; k < 5; k++) acc[k] = 0.0;
+    FUSED_GRID_LOOP(i, A.n)
+    {
+      const double s = v.s[i], r0 = v.rstar[i];
+      double       t = FusedRowProduct(A, v.s, i);
+      if (v.d) t *= v.d[i];
+      v.t[i] = t;
+      acc[0] += t * t;
+      acc[1] += t * s;
+      acc[2] += t * r0;
+      acc[3] += s * r0;
+      acc[4] += s * s;
+    }
+    FusedStorePartials<5>(acc, cur + TT * G);
+    grid.sync();
+    double s2[5];
+    FusedSumPartials<5>(cur + TT * G, G, s2);
+    double omega = 0.0, beta = 0.0;
+    bool   stop2 = !isfinite(s2[0]) || !isfinite(s2[1]) || !isfinite(s2[2]) || !isfinite(s2[3]);
+    if (!stop2 && s2[0] == 0.0) stop2 = s2[4] != 0.0; /* s = 0 goes on with omega = beta = 0 */
+    else if (!stop2) {
+      omega = s2[1] / s2[0];
+      stop2 = omega == 0.0;
+      beta  = (s2[3] - omega * s2[2]) / rho * (alpha / omega);
+    }
+    if (stop2) { /* the host redoes this iteration from product_p and sees the breakdown itself */
+      if (blockIdx.x == 0 && threadIdx.x == 0) {
+        sums[RR]    = rr_rr0[0];
+        sums[RR0]   = rho;
+        state->it   = it;
+        state->stop = 1;
+      }
+      return;
+    }
+
+    /* x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v); RR and RR0 of it + 1 */
+    double a2[2] = {0.0, 0.0};
+    FUSED_GRID_LOOP(i, A.n)
+    {
+      const double p = v.p[i], s = v.s[i];
+      const double r = s - omega * v.t[i];
+      v.x[i] += alpha * p + omega * s;
+      v.r[i] = r;
+      v.p[i] = r + beta * (p - omega * v.v[i]);
+      a2[0] += r * r;
+      a2[1] += r * v.rstar[i];
+    }
+    FusedStorePartials<2>(a2, next + RR * G);
+    grid.sync();
+  }
+}
+
 extern "C" int FusedPBCGSStart(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, int guess_zero)
 {
   PBCGSStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
@@ -173,10 +279,20 @@ static int PBCGSBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditional
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedConvergence *conv, int it0, int *its)
+extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its)
 {
   PBCGSLoopArgs args;
   if (ctx->maxsums < NSUMS) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "pbcgsfused needs %d sums in the workspace, it has %d", NSUMS, ctx->maxsums);
+  if (single_kernel) {
+    FusedMatView   view = A->view;
+    FusedPBCGSVecs vecs = *v;
+    double        *part;
+    int            grid;
+    void          *kargs[] = {&view, &vecs, &part, &ctx->sums, &ctx->state, &ctx->hist};
+    if (int err = FusedCUDASingleKernelBegin(ctx, (const void *)PBCGSSingleKernel, NSUMS, conv, it0, &grid, &part)) return err;
+    FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel((const void *)PBCGSSingleKernel, grid, FUSED_BLOCK, kargs, 0, ctx->stream));
+    return FusedCUDASingleKernelEnd(ctx, its);
+  }
   memset(&args, 0, sizeof(args));
   args.A = A->view;
   args.v = *v;
