@@ -27,7 +27,7 @@ LIB_LINK  := -Llib -Wl,-rpath,$(CURDIR)/lib -lpetscfused
 LIB_C   := $(wildcard src/*.c src/ksp/*.c src/mat/*.c)
 LIB_CU  := $(wildcard src/cuda/*.cu)
 LIB_OBJ := $(patsubst src/%.c,build/%.o,$(LIB_C)) $(patsubst src/%.cu,build/%.cu.o,$(LIB_CU))
-HEADERS := $(wildcard include/*.h src/*.h src/ksp/*.h src/mat/*.h src/cuda/*.h)
+HEADERS := $(wildcard include/*.h src/*.h src/ksp/*.h src/mat/*.h src/cuda/*.h src/cuda/*.cuh)
 
 EXAMPLES := build/examples/solve build/examples/bench
 TESTS    := $(patsubst tests/%.c,build/tests/%,$(wildcard tests/*.c))
