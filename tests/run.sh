@@ -8,6 +8,7 @@
 #   expect: pass          exit code 0
 #           gpu           needs a CUDA device, then exit code 0
 #           error:REGEX   nonzero exit and REGEX (grep -E) in the output
+#           gpuerror:REGEX  the same, on a CUDA device only (skipped elsewhere)
 cd "$(dirname "$0")/.." || exit 2
 BIN=build/tests
 LOG=build/test-logs
@@ -30,19 +31,20 @@ while IFS='|' read -r name ranks expect cmd; do
   if [ -n "${TESTS_FILTER:-}" ] && ! echo "$name" | grep -Eq -- "$TESTS_FILTER"; then continue; fi
   ranks=$(echo "$ranks" | tr -d ' '); expect=$(echo "$expect" | sed 's/^ *//;s/ *$//')
   cmd=$(echo "$cmd" | sed 's/^ *//')
-  if [ "$expect" = gpu ] && [ "$HAVE_GPU" = 0 ]; then
+  if { [ "$expect" = gpu ] || [ "${expect#gpuerror:}" != "$expect" ]; } && [ "$HAVE_GPU" = 0 ]; then
     echo "SKIP $name (no CUDA device)"; skip=$((skip + 1)); continue
   fi
   prog=${cmd%% *}; args=${cmd#"$prog"}
   [ "$prog" = "$cmd" ] && args=""
-  if [ "$ranks" -gt 1 ]; then run="$MPIEXEC -n $ranks $BIN/$prog"; else run="$BIN/$prog"; fi
+  exe=$BIN/$prog; [ -x "$exe" ] || exe=build/examples/$prog # the examples are tested too
+  if [ "$ranks" -gt 1 ]; then run="$MPIEXEC -n $ranks $exe"; else run="$exe"; fi
   # shellcheck disable=SC2086
   timeout "$TIMEOUT" $run $args >"$LOG/$name.log" 2>&1 </dev/null
   rc=$?
   ok=0
   case "$expect" in
     pass|gpu) [ $rc = 0 ] && ok=1 ;;
-    error:*) re=${expect#error:}; [ $rc != 0 ] && [ $rc != 124 ] && grep -Eq -- "$re" "$LOG/$name.log" && ok=1 ;;
+    error:*|gpuerror:*) re=${expect#*error:}; [ $rc != 0 ] && [ $rc != 124 ] && grep -Eq -- "$re" "$LOG/$name.log" && ok=1 ;;
   esac
   summary=$(grep -E '^  ' "$LOG/$name.log" | tail -1 | sed 's/^ *//' | cut -c1-110)
   if [ $ok = 1 ]; then

@@ -88,6 +88,7 @@ extern "C" int FusedCUDACreate(int device, int n, int nvecs, int maxsums, const 
   TRY_CUDA(cudaMemsetAsync(ctx->state, 0, sizeof(FusedLoopState), ctx->stream));
   TRY_CUDA(cudaMemsetAsync(ctx->sums, 0, sizeof(double) * maxsums, ctx->stream));
   TRY_CUDA(cudaMallocHost((void **)&ctx->sums_host, sizeof(double) * maxsums));
+  TRY_CUDA(cudaMallocHost((void **)&ctx->coef_host, sizeof(double) * maxsums));
   TRY_CUDA(cudaStreamSynchronize(ctx->stream));
   *out = ctx;
   return FUSED_CUDA_OK;
@@ -121,6 +122,7 @@ extern "C" int FusedCUDADestroy(FusedCUDA *pctx)
   FREE(cudaFree(ctx->hist));
   FREE(cudaFree(ctx->loop_partials));
   if (ctx->sums_host) FREE(cudaFreeHost(ctx->sums_host));
+  if (ctx->coef_host) FREE(cudaFreeHost(ctx->coef_host));
   if (ctx->stream) FREE(cudaStreamDestroy(ctx->stream));
 #undef FREE
   free(ctx);

@@ -62,6 +62,7 @@ struct FusedCUDA_s {
   double         *sums;     /* maxsums */
   unsigned int   *ticket;   /* blocks done with the current reduction */
   double         *sums_host;  /* pinned */
+  double         *coef_host;  /* pinned staging of coefficients going to the device */
   FusedLoopState *state;
   double         *hist;     /* residual norm of every device-loop iteration */
   int             hist_len;

@@ -3,6 +3,7 @@
    one after another; the host keeps R, xi and the back solve (a few dozen
    numbers per step). Device sums: [0, restart] for the products of a step,
    then the coefficients (h or t) handed to the device. */
+#include <string.h>
 #include "cuda/fusedcuda_impl.cuh"
 
 /* r = B (b - A x) (left) or b - A x (right); <r,r> */
@@ -151,11 +152,14 @@ extern "C" int FusedPGMRESMDot(FusedCUDA ctx, const FusedPGMRESVecs *v, int j)
 extern "C" int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, const double *h)
 {
   double *hd = PGMRESCoefficients(ctx);
-  if (j > 0) FUSED_CUDA_CHECK(cudaMemcpyAsync(hd, h, sizeof(double) * j, cudaMemcpyHostToDevice, ctx->stream));
+  /* through pinned staging, so the copy needs no wait: the caller's next
+     step waits for the sums anyway before the staging is used again */
+  if (j > 0) {
+    memcpy(ctx->coef_host, h, sizeof(double) * j);
+    FUSED_CUDA_CHECK(cudaMemcpyAsync(hd, ctx->coef_host, sizeof(double) * j, cudaMemcpyHostToDevice, ctx->stream));
+  }
   PGMRESOrthogKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, j, hd, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESOrthogKernel");
-  /* h is the caller's: wait until the copy has left it */
-  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
   return FUSED_CUDA_OK;
 }
 
