@@ -22,10 +22,9 @@ static PetscErrorCode KSPSetUp_PGMRESFused(KSP ksp)
   gm->w    = ksp->work[2];
   gm->tmp  = ksp->work[3];
   gm->tmp2 = ksp->work[4];
-  if (!gm->V) {
-    PetscCall(KSPCreateVecs(ksp, m, &gm->V, 0, NULL));
-    PetscCall(PetscCalloc5(m * m, &gm->R, m, &gm->xi, m, &gm->t, m + 1, &gm->h, m + 1, &gm->sums));
-  }
+  /* the host basis (gm->V) is made at the first solve that runs on the
+     reference backend: a GPU solve keeps its basis on the device only */
+  if (!gm->R) PetscCall(PetscCalloc5(m * m, &gm->R, m, &gm->xi, m, &gm->t, m + 1, &gm->h, m + 1, &gm->sums));
   gm->steps = &KSPPGMRESFusedSteps_Reference;
   PetscFunctionReturn(0);
 }
@@ -162,6 +161,7 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
   PetscFunctionBegin;
   PetscCall(KSPFusedPrepareSolve(ksp, &gm->fused));
   gm->steps = gm->fused.backend == KSP_FUSED_BACKEND_CUDA ? &KSPPGMRESFusedSteps_CUDA : &KSPPGMRESFusedSteps_Reference;
+  if (gm->fused.backend == KSP_FUSED_BACKEND_REFERENCE && !gm->V) PetscCall(KSPCreateVecs(ksp, gm->restart, &gm->V, 0, NULL));
   if (gm->fused.backend == KSP_FUSED_BACKEND_CUDA) gm->fused.loop_why = "one host look per step: the Hessenberg coefficients are formed on the host";
   ksp->its = 0;
   while (!ksp->reason) {
@@ -201,6 +201,7 @@ static PetscErrorCode KSPReset_PGMRESFused(KSP ksp)
 
   PetscFunctionBegin;
   if (gm->V) PetscCall(VecDestroyVecs(gm->restart, &gm->V));
+  gm->V = NULL;
   PetscCall(VecDestroy(&gm->solution));
   PetscCall(PetscFree5(gm->R, gm->xi, gm->t, gm->h, gm->sums));
   PetscCall(KSPFusedReset(&gm->fused));
@@ -251,7 +252,7 @@ static PetscErrorCode KSPGMRESSetRestart_PGMRESFused(KSP ksp, PetscInt restart)
 
   PetscFunctionBegin;
   PetscCheck(restart >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "Restart of %s must be at least 1, not %" PetscInt_FMT, KSPPGMRESFUSED, restart);
-  if (restart != gm->restart && gm->V) {
+  if (restart != gm->restart && gm->R) {
     /* the basis was sized for the old restart: build it anew at the next solve */
     PetscCall(KSPReset_PGMRESFused(ksp));
     ksp->setupstage = KSP_SETUP_NEW;
