@@ -66,6 +66,11 @@ build/tests/dll_append: tests/dll_append.c
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) $< -o $@ $(PETSC_LIB)
 
+# The halo plan is internal to the library: its test compiles it in.
+build/tests/halo: tests/halo.c src/ksp/fusedhalo.c src/ksp/fusedhalo.h
+	@mkdir -p $(dir $@)
+	$(PCC) $(CFLAGS) $< src/ksp/fusedhalo.c -o $@ $(PETSC_LIB)
+
 build/tests/%: tests/%.c examples/problems.c examples/problems.h lib/libpetscfused.so
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) -Iexamples $< examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB)

@@ -1,0 +1,31 @@
+/* The compressed halo exchange of a row-distributed operator (Ziane Khodja
+   et al. 2014): each rank sends each neighbour only the entries of its part
+   of x that the neighbour's off-diagonal block reads, packed, with
+   point-to-point MPI. The plan is plain C; packing runs on the host here and
+   on the device in the CUDA backend. */
+#ifndef FUSEDHALO_H
+#define FUSEDHALO_H
+#include <petscmat.h>
+
+typedef struct _n_FusedHalo *FusedHalo;
+struct _n_FusedHalo {
+  MPI_Comm     comm;
+  PetscInt     nghost;                /* entries received, in the off-diagonal block's column order */
+  PetscMPIInt  nrecv, *recv_rank;     /* neighbours we receive from */
+  PetscInt    *recv_off;              /* nrecv + 1 offsets into the ghost array */
+  PetscMPIInt  nsend, *send_rank;     /* neighbours we send to */
+  PetscInt    *send_off;              /* nsend + 1 offsets into send_idx */
+  PetscInt    *send_idx;              /* local indices of the entries to send, packed by neighbour */
+  MPI_Request *req;                   /* nrecv + nsend */
+};
+
+/* garray: the sorted global columns of the off-diagonal block (MatMPIAIJGetSeqAIJ) */
+PETSC_INTERN PetscErrorCode FusedHaloCreate(Mat, PetscInt nghost, const PetscInt garray[], FusedHalo *);
+PETSC_INTERN PetscErrorCode FusedHaloDestroy(FusedHalo *);
+/* sendbuf packed (by whoever packs), ghost receives; collective */
+PETSC_INTERN PetscErrorCode FusedHaloExchange(FusedHalo, const PetscScalar sendbuf[], PetscScalar ghost[]);
+/* sendbuf[k] = x[send_idx[k]]: the host packing */
+PETSC_INTERN PetscErrorCode FusedHaloPack(FusedHalo, const PetscScalar x[], PetscScalar sendbuf[]);
+/* entries this rank sends per exchange, and the sum over ranks */
+PETSC_INTERN PetscErrorCode FusedHaloVolume(FusedHalo, PetscInt *mine, PetscInt *total);
+#endif
