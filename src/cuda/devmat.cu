@@ -132,7 +132,7 @@ extern "C" int FusedDevMatDestroy(FusedDevMat *pA)
 {
   FusedDevMat A = *pA;
   int         err = FUSED_CUDA_OK;
-  void       *bufs[9];
+  void       *bufs[11];
 
   if (!A) return FUSED_CUDA_OK;
   bufs[0] = A->rowptr;
@@ -143,14 +143,38 @@ extern "C" int FusedDevMatDestroy(FusedDevMat *pA)
   bufs[5] = A->growptr;
   bufs[6] = A->gcol;
   bufs[7] = A->gval;
-  bufs[8] = A->ghost;
-  for (int i = 0; i < 9; i++) {
+  bufs[8]  = A->ghost;
+  bufs[9]  = A->send_idx;
+  bufs[10] = A->send_dev;
+  for (int i = 0; i < 11; i++) {
     cudaError_t e = cudaFree(bufs[i]);
     if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaFree (operator)", __FILE__, __LINE__);
+  }
+  if (A->send_host) {
+    cudaError_t e = cudaFreeHost(A->send_host);
+    if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaFreeHost (halo)", __FILE__, __LINE__);
+  }
+  if (A->ghost_host) {
+    cudaError_t e = cudaFreeHost(A->ghost_host);
+    if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaFreeHost (halo)", __FILE__, __LINE__);
   }
   free(A);
   *pA = NULL;
   return err;
+}
+
+extern "C" int FusedDevMatSetHalo(FusedDevMat A, int nsend, const int *send_idx, double **send_host, double **ghost_host)
+{
+  int err;
+  A->nsend = nsend;
+  if ((err = DevAlloc((void **)&A->send_idx, sizeof(int) * (size_t)nsend, &A->bytes))) return err;
+  if ((err = DevAlloc((void **)&A->send_dev, sizeof(double) * (size_t)nsend, &A->bytes))) return err;
+  if ((err = DevCopy(A->send_idx, send_idx, sizeof(int) * (size_t)nsend))) return err;
+  FUSED_CUDA_CHECK(cudaMallocHost((void **)&A->send_host, sizeof(double) * (size_t)(nsend > 0 ? nsend : 1)));
+  FUSED_CUDA_CHECK(cudaMallocHost((void **)&A->ghost_host, sizeof(double) * (size_t)(A->nghost > 0 ? A->nghost : 1)));
+  *send_host  = A->send_host;
+  *ghost_host = A->ghost_host;
+  return FUSED_CUDA_OK;
 }
 
 extern "C" void FusedDevMatGetInfo(FusedDevMat A, int *format, int *ndiag, size_t *bytes, int *nghost)

@@ -27,6 +27,9 @@ typedef struct FusedDevMat_s *FusedDevMat;
    block in CSR over nghost compressed ghost columns (growptr NULL when none). */
 int    FusedDevMatCreate(int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *A);
 int    FusedDevMatDestroy(FusedDevMat *A);
+/* The compressed halo: the nsend local indices the neighbours read, packed by
+   neighbour; returns pinned buffers for the packed values and the ghosts */
+int    FusedDevMatSetHalo(FusedDevMat A, int nsend, const int *send_idx, double **send_host, double **ghost_host);
 void   FusedDevMatGetInfo(FusedDevMat A, int *format, int *ndiag, size_t *bytes, int *nghost);
 double FusedDevMatBytesPerProduct(FusedDevMat A); /* matrix bytes read by one product */
 
@@ -39,7 +42,8 @@ double *FusedCUDAVec(FusedCUDA ctx, int i); /* device pointer of work vector i *
 int     FusedCUDAUpload(FusedCUDA ctx, double *dst, const double *host, int n);
 int     FusedCUDADownload(FusedCUDA ctx, double *host, const double *src, int n);
 int     FusedCUDAZero(FusedCUDA ctx, double *dst, int n);
-int     FusedCUDASetGhosts(FusedCUDA ctx, FusedDevMat A, const double *host); /* A's nghost values */
+int     FusedCUDAHaloPack(FusedCUDA ctx, FusedDevMat A, const double *x);      /* x's halo entries into the send buffer */
+int     FusedCUDAHaloUnpack(FusedCUDA ctx, FusedDevMat A);                     /* the ghost buffer to the device */
 /* waits for the device, then copies sums[first..first+count) of the last reductions */
 int     FusedCUDAGetSums(FusedCUDA ctx, int first, int count, double *host);
 int     FusedCUDASetSums(FusedCUDA ctx, int first, int count, const double *host);

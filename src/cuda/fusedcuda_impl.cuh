@@ -42,6 +42,10 @@ struct FusedDevMat_s {
   int         *rowptr, *col, *offsets, *growptr, *gcol;
   double      *val, *dval, *gval, *ghost;
   int          nghost;
+  /* the compressed halo: local indices to send, packed on the device, and pinned staging */
+  int          nsend;
+  int         *send_idx;
+  double      *send_dev, *send_host, *ghost_host;
   size_t       bytes;
   double       bytes_per_product;
 };

@@ -107,7 +107,7 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  device %" PetscInt_FMT ": %s\n", fused->cuda_device, name));
     if (format == FUSED_FORMAT_DIA) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: DIA, %d diagonals, %zu bytes (-ksp_fused_mat_format %s)\n", ndiag, bytes, FusedFormatNames[fused->format]));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: CSR, %zu bytes (-ksp_fused_mat_format %s)\n", bytes, FusedFormatNames[fused->format]));
-    if (nghost) PetscCall(PetscViewerASCIIPrintf(viewer, "  ghost values per product on this rank: %d, exchanged through the host\n", nghost));
+    if (fused->halo) PetscCall(PetscViewerASCIIPrintf(viewer, "  halo: %d ghost values per product on this rank, %" PetscInt_FMT " over all ranks; packed on the device, point-to-point MPI through pinned host buffers\n", nghost, fused->halo_total));
     if (fused->loop_why) PetscCall(PetscViewerASCIIPrintf(viewer, "  iterations: %s (%" PetscInt_FMT " of the last solve ran on the device)\n", fused->loop_why, fused->loop_its));
   }
   /* the placement is decided per solve; before the first one there is none to show */

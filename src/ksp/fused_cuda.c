@@ -1,5 +1,5 @@
 /* The CUDA backend's share of the driver: which backend a solve gets, the
-   device workspace and operator, the host-staged ghost exchange, and the
+   device workspace and operator, the compressed ghost exchange, and the
    device loop's contract with KSPConvergedDefault and the monitors. */
 #include "ksp/fusedimpl.h"
 
@@ -103,8 +103,7 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
   if (fused->devmat && id == fused->devmat_id && state == fused->devmat_state) PetscFunctionReturn(0);
   PetscCall(PetscLogEventBegin(KSP_Fused_Convert, ksp, 0, 0, 0));
   PetscCallFusedCUDA(FusedDevMatDestroy(&fused->devmat));
-  PetscCall(VecScatterDestroy(&fused->ghost_scatter));
-  PetscCall(VecDestroy(&fused->ghost));
+  PetscCall(FusedHaloDestroy(&fused->halo));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATMPIAIJ, &ismpi));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   if (ismpi) PetscCall(MatMPIAIJGetSeqAIJ(Amat, &Ad, &Ao, &garray));
@@ -130,15 +129,13 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
     }
     PetscCheck(!err, PETSC_COMM_SELF, err == FUSED_CUDA_ERR_MEM ? PETSC_ERR_MEM : (err == FUSED_CUDA_ERR_ARG ? PETSC_ERR_ARG_OUTOFRANGE : PETSC_ERR_LIB), "copying the operator to the device: %s", FusedCUDALastError());
   }
-  if (size > 1) {
-    IS is;
+  if (ismpi && size > 1) {
+    PetscInt nsend;
 
-    /* every rank takes part in the scatter, also one with no ghosts */
-    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nghost, garray, PETSC_COPY_VALUES, &is));
-    PetscCall(VecCreateSeq(PETSC_COMM_SELF, nghost, &fused->ghost));
-    if (!fused->host_local) PetscCall(VecDuplicate(ksp->vec_sol, &fused->host_local));
-    PetscCall(VecScatterCreate(fused->host_local, is, fused->ghost, NULL, &fused->ghost_scatter));
-    PetscCall(ISDestroy(&is));
+    /* every rank takes part in the exchange, also one with no ghosts */
+    PetscCall(FusedHaloCreate(Amat, nghost, garray, &fused->halo));
+    PetscCall(FusedHaloVolume(fused->halo, &nsend, &fused->halo_total));
+    PetscCallFusedCUDA(FusedDevMatSetHalo(fused->devmat, (int)nsend, fused->halo->send_idx, &fused->halo_send, &fused->halo_ghost));
   }
   fused->devmat_id    = id;
   fused->devmat_state = state;
@@ -213,9 +210,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *fused)
   PetscFunctionBegin;
   PetscCallFusedCUDA(FusedCUDADestroy(&fused->cuda));
   PetscCallFusedCUDA(FusedDevMatDestroy(&fused->devmat));
-  PetscCall(VecScatterDestroy(&fused->ghost_scatter));
-  PetscCall(VecDestroy(&fused->ghost));
-  PetscCall(VecDestroy(&fused->host_local));
+  PetscCall(FusedHaloDestroy(&fused->halo));
   fused->devmat_id    = 0;
   fused->devmat_state = 0;
   PetscFunctionReturn(0);
@@ -248,19 +243,16 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDADownload(KSPFused *fused, const double *
 }
 
 /* The ghost values of the device vector dev_local for the next product:
-   staged through the host and PETSc's scatter (collective). */
+   the entries the neighbours read are packed on the device, exchanged
+   point to point through pinned host buffers, and go back to the device
+   ahead of the product (collective). */
 PETSC_INTERN PetscErrorCode KSPFusedCUDAGhosts(KSPFused *fused, const double *dev_local)
 {
-  const PetscScalar *g;
-
   PetscFunctionBegin;
-  if (!fused->ghost_scatter) PetscFunctionReturn(0);
-  PetscCall(KSPFusedCUDADownload(fused, dev_local, fused->host_local));
-  PetscCall(VecScatterBegin(fused->ghost_scatter, fused->host_local, fused->ghost, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecScatterEnd(fused->ghost_scatter, fused->host_local, fused->ghost, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecGetArrayRead(fused->ghost, &g));
-  PetscCallFusedCUDA(FusedCUDASetGhosts(fused->cuda, fused->devmat, g));
-  PetscCall(VecRestoreArrayRead(fused->ghost, &g));
+  if (!fused->halo) PetscFunctionReturn(0);
+  PetscCallFusedCUDA(FusedCUDAHaloPack(fused->cuda, fused->devmat, dev_local));
+  PetscCall(FusedHaloExchange(fused->halo, fused->halo_send, fused->halo_ghost));
+  PetscCallFusedCUDA(FusedCUDAHaloUnpack(fused->cuda, fused->devmat));
   PetscFunctionReturn(0);
 }
 

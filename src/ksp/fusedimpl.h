@@ -7,6 +7,7 @@
 #include <petscfused.h>
 #include <petsc/private/kspimpl.h>
 #include "cuda/fusedcuda.h"
+#include "ksp/fusedhalo.h"
 
 #if defined(PETSC_USE_COMPLEX)
   #error "petsc-fused needs a PETSc built with real scalars"
@@ -45,8 +46,9 @@ typedef struct {
   PetscObjectState devmat_state;
   PetscLogDouble   mat_nnz;           /* local nonzeros of the operator, for the flop counts */
   PetscObjectState dinv_uploaded;     /* state of dinv when it went to the device */
-  VecScatter       ghost_scatter;
-  Vec              ghost, host_local; /* ghost values; a host vector to stage local values */
+  FusedHalo        halo;              /* the compressed exchange of the operator's ghost values */
+  double          *halo_send, *halo_ghost; /* its pinned buffers (owned by devmat) */
+  PetscInt         halo_total;        /* entries exchanged per product, summed over ranks */
   PetscBool        x_on_device;       /* the solution lives on the device (during a solve) */
   PetscErrorCode (*download_solution)(KSP);
   const char      *loop_why;          /* where the iterations ran in the last solve */
