@@ -310,21 +310,21 @@ extern "C" int FusedCUDACopyBandwidth(int device, size_t bytes, int reps, double
   return err;
 }
 
-int FusedCUDASingleKernelBegin(FusedCUDA ctx, const void *kernel, int nsums, const FusedConvergence *conv, int it0, int *grid, double **partials)
+int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its)
 {
   FusedLoopState state;
   cudaDeviceProp prop;
-  int            per_sm = 0, need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, most;
+  int            per_sm = 0, need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, most, grid;
   size_t         len;
 
   if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;
   FUSED_CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx->device));
   FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, FUSED_BLOCK, 0));
   /* every block sums all partials each iteration: keep the grid no larger than needed */
-  most  = per_sm * prop.multiProcessorCount;
-  *grid = need < 1 ? 1 : (need < most ? need : most);
-  if (*grid < 1) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the single-kernel loop does not fit on the device");
-  len = (size_t)2 * nsums * *grid;
+  most = per_sm * prop.multiProcessorCount;
+  grid = need < 1 ? 1 : (need < most ? need : most);
+  if (grid < 1) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the single-kernel loop does not fit on the device");
+  len = (size_t)2 * nsums * grid;
   if (len > ctx->loop_partials_len) {
     FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
     FUSED_CUDA_CHECK(cudaFree(ctx->loop_partials));
@@ -338,14 +338,7 @@ int FusedCUDASingleKernelBegin(FusedCUDA ctx, const void *kernel, int nsums, con
   state.stop = 0;
   state.conv = *conv;
   FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->state, &state, sizeof(state), cudaMemcpyHostToDevice, ctx->stream));
-  return FUSED_CUDA_OK;
-}
-
-int FusedCUDASingleKernelEnd(FusedCUDA ctx, int *its)
-{
-  FusedLoopState state;
-
-  FUSED_CUDA_CHECK_LAUNCH("single-kernel loop");
+  FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, FUSED_BLOCK, kargs, 0, ctx->stream));
   FUSED_CUDA_CHECK(cudaMemcpyAsync(&state, ctx->state, sizeof(state), cudaMemcpyDeviceToHost, ctx->stream));
   FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
   *its = state.it;

@@ -80,11 +80,11 @@ struct FusedCUDA_s {
 
 int FusedCUDAEnsureHistory(FusedCUDA ctx, int len);
 /* The single-kernel loop: a cooperative kernel that runs the iterations with
-   grid-wide barriers instead of kernel boundaries. Begin uploads the state
-   and returns the grid (blocks resident at once, at most what n needs) and a
-   partials buffer of 2 x nsums x grid; End waits and returns the iteration. */
-int FusedCUDASingleKernelBegin(FusedCUDA ctx, const void *kernel, int nsums, const FusedConvergence *conv, int it0, int *grid, double **partials);
-int FusedCUDASingleKernelEnd(FusedCUDA ctx, int *its);
+   grid barriers instead of kernel boundaries, on as many blocks as are
+   resident at once (at most what n needs). *partials, which kargs points at,
+   is set to a buffer of 2 x nsums x grid before the launch; returns the
+   iteration where the kernel stopped. */
+int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its);
 
 /* Runs the device loop from iteration it0: launches the cached graph, or
    builds it with build() first when args (its kernels' arguments) differ

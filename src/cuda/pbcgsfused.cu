@@ -11,6 +11,56 @@ enum { RR, RR0, VR0, TT, TS, TR0, SR0, SS, OMEGA, BETA, NSUMS };
 #define PBCGS_SKIP_IF_STOPPED(state) \
   if ((state) && (state)->stop) return
 
+/* One row of v = B A p; adds to <v,r0*> */
+__device__ __forceinline__ void PBCGSProductPRow(const FusedMatView &A, const FusedPBCGSVecs &v, int i, double &vr0)
+{
+  double y = FusedRowProduct(A, v.p, i);
+  if (v.d) y *= v.d[i];
+  v.v[i] = y;
+  vr0 += y * v.rstar[i];
+}
+
+/* One row of t = B A s; adds to TT, TS, TR0, SR0, SS */
+__device__ __forceinline__ void PBCGSProductSRow(const FusedMatView &A, const FusedPBCGSVecs &v, int i, double (&acc)[5])
+{
+  const double s = v.s[i], r0 = v.rstar[i];
+  double       t = FusedRowProduct(A, v.s, i);
+  if (v.d) t *= v.d[i];
+  v.t[i] = t;
+  acc[0] += t * t;
+  acc[1] += t * s;
+  acc[2] += t * r0;
+  acc[3] += s * r0;
+  acc[4] += s * s;
+}
+
+/* One row of x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v); adds to RR and RR0 */
+__device__ __forceinline__ void PBCGSUpdateXRPRow(const FusedPBCGSVecs &v, int i, double alpha, double omega, double beta, double (&acc)[2])
+{
+  const double p = v.p[i], s = v.s[i];
+  const double r = s - omega * v.t[i];
+  v.x[i] += alpha * p + omega * s;
+  v.r[i] = r;
+  v.p[i] = r + beta * (p - omega * v.v[i]);
+  acc[0] += r * r;
+  acc[1] += r * v.rstar[i];
+}
+
+/* The host's checks after the second reduction (s2 = TT, TS, TR0, SR0, SS):
+   true where it must look; else omega and beta as the host computes them */
+__device__ __forceinline__ bool PBCGSOmegaBeta(const double s2[5], double rho, double alpha, double *omega, double *beta)
+{
+  const double tt = s2[0], ts = s2[1], tr0 = s2[2], sr0 = s2[3], ss = s2[4];
+  *omega = 0.0;
+  *beta  = 0.0;
+  if (!isfinite(tt) || !isfinite(ts) || !isfinite(tr0) || !isfinite(sr0)) return true;
+  if (tt == 0.0) return ss != 0.0; /* s = 0 goes on with omega = beta = 0, as on the host */
+  *omega = ts / tt;
+  if (*omega == 0.0) return true;
+  *beta = (sr0 - *omega * tr0) / rho * (alpha / *omega);
+  return false;
+}
+
 /* r = B (b - A x), r0* = r, p = r; RR and RR0 */
 __global__ void PBCGSStartKernel(FusedMatView A, FusedPBCGSVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
 {
@@ -31,13 +81,7 @@ __global__ void PBCGSProductPKernel(FusedMatView A, FusedPBCGSVecs v, double *pa
 {
   double acc[1] = {0.0};
   PBCGS_SKIP_IF_STOPPED(state);
-  FUSED_GRID_LOOP(i, A.n)
-  {
-    double y = FusedRowProduct(A, v.p, i);
-    if (v.d) y *= v.d[i];
-    v.v[i] = y;
-    acc[0] += y * v.rstar[i];
-  }
+  FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow(A, v, i, acc[0]);
   if (FusedReduce<1>(acc, partials, sums, ticket, VR0) && state && threadIdx.x == 0) {
     const double rr = sums[RR], rho = sums[RR0], vr0 = acc[0];
     const double rnorm = sqrt(fabs(rr));
@@ -64,29 +108,11 @@ __global__ void PBCGSProductSKernel(FusedMatView A, FusedPBCGSVecs v, double *pa
 {
   double acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
   PBCGS_SKIP_IF_STOPPED(state);
-  FUSED_GRID_LOOP(i, A.n)
-  {
-    const double s = v.s[i], r0 = v.rstar[i];
-    double       t = FusedRowProduct(A, v.s, i);
-    if (v.d) t *= v.d[i];
-    v.t[i] = t;
-    acc[0] += t * t;
-    acc[1] += t * s;
-    acc[2] += t * r0;
-    acc[3] += s * r0;
-    acc[4] += s * s;
-  }
+  FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, i, acc);
   if (FusedReduce<5>(acc, partials, sums, ticket, TT) && state && threadIdx.x == 0) {
-    const double tt = acc[0], ts = acc[1], tr0 = acc[2], sr0 = acc[3], ss = acc[4];
     const double rho = sums[RR0], alpha = rho / sums[VR0];
-    double       omega = 0.0, beta = 0.0;
-    bool         stop  = !isfinite(tt) || !isfinite(ts) || !isfinite(tr0) || !isfinite(sr0);
-    if (!stop && tt == 0.0) stop = ss != 0.0; /* s = 0 goes on with omega = beta = 0, as on the host */
-    else if (!stop) {
-      omega = ts / tt;
-      stop  = omega == 0.0;
-      beta  = (sr0 - omega * tr0) / rho * (alpha / omega);
-    }
+    double       omega, beta;
+    const bool   stop = PBCGSOmegaBeta(acc, rho, alpha, &omega, &beta);
     sums[OMEGA] = omega;
     sums[BETA]  = beta;
     if (stop) {
@@ -106,16 +132,7 @@ __global__ void PBCGSUpdateXRPKernel(int n, FusedPBCGSVecs v, double alpha, doub
     omega = sums[OMEGA];
     beta  = sums[BETA];
   }
-  FUSED_GRID_LOOP(i, n)
-  {
-    const double p = v.p[i], s = v.s[i];
-    const double r = s - omega * v.t[i];
-    v.x[i] += alpha * p + omega * s;
-    v.r[i] = r;
-    v.p[i] = r + beta * (p - omega * v.v[i]);
-    acc[0] += r * r;
-    acc[1] += r * v.rstar[i];
-  }
+  FUSED_GRID_LOOP(i, n) PBCGSUpdateXRPRow(v, i, alpha, omega, beta, acc);
   FusedReduce<2>(acc, partials, sums, ticket, RR);
 }
 
@@ -136,13 +153,7 @@ __global__ void PBCGSSingleKernel(FusedMatView A, FusedPBCGSVecs v, double *part
     double  rr_rr0[2], vr0[1], acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
 
     /* v = B A p; <v,r0*> */
-    FUSED_GRID_LOOP(i, A.n)
-    {
-      double y = FusedRowProduct(A, v.p, i);
-      if (v.d) y *= v.d[i];
-      v.v[i] = y;
-      acc[0] += y * v.rstar[i];
-    }
+    FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow(A, v, i, acc[0]);
     {
       double a1[1] = {acc[0]};
       FusedStorePartials<1>(a1, cur + VR0 * G);
@@ -173,31 +184,12 @@ __global__ void PBCGSSingleKernel(FusedMatView A, FusedPBCGSVecs v, double *part
 
     /* t = B A s; TT, TS, TR0, SR0, SS */
     for (int k = 0; k < 5; k++) acc[k] = 0.0;
-    FUSED_GRID_LOOP(i, A.n)
-    {
-      const double s = v.s[i], r0 = v.rstar[i];
-      double       t = FusedRowProduct(A, v.s, i);
-      if (v.d) t *= v.d[i];
-      v.t[i] = t;
-      acc[0] += t * t;
-      acc[1] += t * s;
-      acc[2] += t * r0;
-      acc[3] += s * r0;
-      acc[4] += s * s;
-    }
+    FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, i, acc);
     FusedStorePartials<5>(acc, cur + TT * G);
     grid.sync();
-    double s2[5];
+    double s2[5], omega, beta;
     FusedSumPartials<5>(cur + TT * G, G, s2);
-    double omega = 0.0, beta = 0.0;
-    bool   stop2 = !isfinite(s2[0]) || !isfinite(s2[1]) || !isfinite(s2[2]) || !isfinite(s2[3]);
-    if (!stop2 && s2[0] == 0.0) stop2 = s2[4] != 0.0; /* s = 0 goes on with omega = beta = 0 */
-    else if (!stop2) {
-      omega = s2[1] / s2[0];
-      stop2 = omega == 0.0;
-      beta  = (s2[3] - omega * s2[2]) / rho * (alpha / omega);
-    }
-    if (stop2) { /* the host redoes this iteration from product_p and sees the breakdown itself */
+    if (PBCGSOmegaBeta(s2, rho, alpha, &omega, &beta)) { /* the host redoes this iteration from product_p and sees the breakdown itself */
       if (blockIdx.x == 0 && threadIdx.x == 0) {
         sums[RR]    = rr_rr0[0];
         sums[RR0]   = rho;
@@ -209,16 +201,7 @@ __global__ void PBCGSSingleKernel(FusedMatView A, FusedPBCGSVecs v, double *part
 
     /* x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v); RR and RR0 of it + 1 */
     double a2[2] = {0.0, 0.0};
-    FUSED_GRID_LOOP(i, A.n)
-    {
-      const double p = v.p[i], s = v.s[i];
-      const double r = s - omega * v.t[i];
-      v.x[i] += alpha * p + omega * s;
-      v.r[i] = r;
-      v.p[i] = r + beta * (p - omega * v.v[i]);
-      a2[0] += r * r;
-      a2[1] += r * v.rstar[i];
-    }
+    FUSED_GRID_LOOP(i, A.n) PBCGSUpdateXRPRow(v, i, alpha, omega, beta, a2);
     FusedStorePartials<2>(a2, next + RR * G);
     grid.sync();
   }
@@ -284,14 +267,11 @@ extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs
   PBCGSLoopArgs args;
   if (ctx->maxsums < NSUMS) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "pbcgsfused needs %d sums in the workspace, it has %d", NSUMS, ctx->maxsums);
   if (single_kernel) {
-    FusedMatView   view = A->view;
+    FusedMatView view = A->view;
     FusedPBCGSVecs vecs = *v;
-    double        *part;
-    int            grid;
-    void          *kargs[] = {&view, &vecs, &part, &ctx->sums, &ctx->state, &ctx->hist};
-    if (int err = FusedCUDASingleKernelBegin(ctx, (const void *)PBCGSSingleKernel, NSUMS, conv, it0, &grid, &part)) return err;
-    FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel((const void *)PBCGSSingleKernel, grid, FUSED_BLOCK, kargs, 0, ctx->stream));
-    return FusedCUDASingleKernelEnd(ctx, its);
+    double      *part = NULL;
+    void        *kargs[] = {&view, &vecs, &part, &ctx->sums, &ctx->state, &ctx->hist};
+    return FusedCUDARunSingleKernel(ctx, (const void *)PBCGSSingleKernel, NSUMS, conv, it0, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args));
   args.A = A->view;

@@ -11,6 +11,38 @@ __device__ __forceinline__ double PCGNormTerm(int normtype, double r, double z)
   return normtype == FUSED_NORM_PRECONDITIONED ? z * z : (normtype == FUSED_NORM_UNPRECONDITIONED ? r * r : 0.0);
 }
 
+/* One row of the update: x += alpha p, r -= alpha y, p = B r + beta p; adds to RZ and NORM */
+__device__ __forceinline__ void PCGUpdateRow(const FusedPCGVecs &v, int i, double alpha, double beta, double (&acc)[2])
+{
+  const double p = v.p[i];
+  const double r = v.r[i] - alpha * v.y[i];
+  const double z = v.d ? v.d[i] * r : r;
+  v.x[i] += alpha * p;
+  v.r[i] = r;
+  v.p[i] = z + beta * p;
+  acc[0] += r * z;
+  acc[1] += PCGNormTerm(v.normtype, r, z);
+}
+
+/* One row of the product: y = A p; adds to PY and YW (w = B y is not stored) */
+__device__ __forceinline__ void PCGProductRow(const FusedMatView &A, const FusedPCGVecs &v, int i, double (&acc)[2])
+{
+  const double p = v.p[i];
+  const double y = FusedRowProduct(A, v.p, i);
+  v.y[i]         = y;
+  acc[0] += p * y;
+  acc[1] += y * (v.d ? v.d[i] * y : y);
+}
+
+/* The host loop's look at iteration it, made on the device: the norm it
+   records, and whether the host must look (the test, or a check before alpha) */
+__device__ __forceinline__ bool PCGMustStop(const FusedPCGVecs &v, const FusedConvergence &conv, int it, const double s[4], double *rnorm)
+{
+  const double rz = s[RZ], py = s[PY], yw = s[YW];
+  *rnorm = v.normtype == FUSED_NORM_NATURAL ? sqrt(fabs(rz)) : (v.normtype == FUSED_NORM_NONE ? 0.0 : sqrt(fabs(s[NORM])));
+  return FusedMustStop(conv, it, *rnorm) || !isfinite(rz) || !isfinite(py) || !isfinite(yw) || rz <= 0.0 || py <= 0.0;
+}
+
 /* r = b - A x (or b), z = B r, p = z; RZ and NORM */
 __global__ void PCGStartKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
 {
@@ -37,17 +69,7 @@ __global__ void PCGUpdateKernel(int n, FusedPCGVecs v, double alpha, double beta
     alpha = rz / py;
     beta  = alpha * alpha * yw / rz - 1.0;
   }
-  FUSED_GRID_LOOP(i, n)
-  {
-    const double p = v.p[i];
-    const double r = v.r[i] - alpha * v.y[i];
-    const double z = v.d ? v.d[i] * r : r;
-    v.x[i] += alpha * p;
-    v.r[i] = r;
-    v.p[i] = z + beta * p;
-    acc[0] += r * z;
-    acc[1] += PCGNormTerm(v.normtype, r, z);
-  }
+  FUSED_GRID_LOOP(i, n) PCGUpdateRow(v, i, alpha, beta, acc);
   FusedReduce<2>(acc, partials, sums, ticket, RZ);
 }
 
@@ -56,24 +78,16 @@ __global__ void PCGUpdateKernel(int n, FusedPCGVecs v, double alpha, double beta
 __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
   double acc[2] = {0.0, 0.0};
-  FUSED_GRID_LOOP(i, A.n)
-  {
-    const double p = v.p[i];
-    const double y = FusedRowProduct(A, v.p, i);
-    v.y[i]         = y;
-    acc[0] += p * y;
-    acc[1] += y * (v.d ? v.d[i] * y : y);
-  }
+  FUSED_GRID_LOOP(i, A.n) PCGProductRow(A, v, i, acc);
   if (FusedReduce<2>(acc, partials, sums, ticket, PY) && state && threadIdx.x == 0) {
-    const double rz = sums[RZ], nn = sums[NORM], py = acc[0], yw = acc[1];
-    const double rnorm = v.normtype == FUSED_NORM_NATURAL ? sqrt(fabs(rz)) : (v.normtype == FUSED_NORM_NONE ? 0.0 : sqrt(fabs(nn)));
-    const int    it    = ++state->it;
-    hist[it]           = rnorm;
-    /* everything the host loop would act on: the test, and the checks before alpha */
-    if (FusedMustStop(state->conv, it, rnorm) || !isfinite(rz) || !isfinite(py) || !isfinite(yw) || rz <= 0.0 || py <= 0.0) {
+    const double s[4] = {sums[RZ], sums[NORM], acc[0], acc[1]};
+    const int    it   = ++state->it;
+    double       rnorm;
+    if (PCGMustStop(v, state->conv, it, s, &rnorm)) {
       state->stop = 1;
       cudaGraphSetConditional(handle, 0);
     }
+    hist[it] = rnorm;
   }
 }
 
@@ -95,8 +109,8 @@ __global__ void PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *part, do
     } else FusedSumPartials<4>(part + (size_t)(it & 1) * 4 * G, G, s);
     const double rz = s[RZ], py = s[PY], yw = s[YW];
     if (it > first) {
-      const double rnorm = v.normtype == FUSED_NORM_NATURAL ? sqrt(fabs(rz)) : (v.normtype == FUSED_NORM_NONE ? 0.0 : sqrt(fabs(s[NORM])));
-      const bool   stop  = FusedMustStop(conv, it, rnorm) || !isfinite(rz) || !isfinite(py) || !isfinite(yw) || rz <= 0.0 || py <= 0.0;
+      double     rnorm;
+      const bool stop = PCGMustStop(v, conv, it, s, &rnorm);
       if (blockIdx.x == 0 && threadIdx.x == 0) {
         hist[it] = rnorm;
         if (stop) {
@@ -110,28 +124,11 @@ __global__ void PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *part, do
     const double alpha = rz / py, beta = alpha * alpha * yw / rz - 1.0;
     double      *next  = part + (size_t)((it + 1) & 1) * 4 * G;
     double       acc[2] = {0.0, 0.0};
-    FUSED_GRID_LOOP(i, A.n)
-    {
-      const double p = v.p[i];
-      const double r = v.r[i] - alpha * v.y[i];
-      const double z = v.d ? v.d[i] * r : r;
-      v.x[i] += alpha * p;
-      v.r[i] = r;
-      v.p[i] = z + beta * p;
-      acc[0] += r * z;
-      acc[1] += PCGNormTerm(v.normtype, r, z);
-    }
+    FUSED_GRID_LOOP(i, A.n) PCGUpdateRow(v, i, alpha, beta, acc);
     FusedStorePartials<2>(acc, next + RZ * G);
     grid.sync(); /* p complete before any row's product reads it */
     double acc2[2] = {0.0, 0.0};
-    FUSED_GRID_LOOP(i, A.n)
-    {
-      const double p = v.p[i];
-      const double y = FusedRowProduct(A, v.p, i);
-      v.y[i]         = y;
-      acc2[0] += p * y;
-      acc2[1] += y * (v.d ? v.d[i] * y : y);
-    }
+    FUSED_GRID_LOOP(i, A.n) PCGProductRow(A, v, i, acc2);
     FusedStorePartials<2>(acc2, next + PY * G);
     grid.sync(); /* the partials complete before the next iteration sums them */
   }
@@ -178,14 +175,11 @@ extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v,
 {
   PCGLoopArgs args;
   if (single_kernel) {
-    FusedMatView    view = A->view;
-    FusedPCGVecs    vecs = *v;
-    double         *part;
-    int             grid;
-    void           *kargs[] = {&view, &vecs, &part, &ctx->sums, &ctx->state, &ctx->hist};
-    if (int err = FusedCUDASingleKernelBegin(ctx, (const void *)PCGSingleKernel, 4, conv, it0, &grid, &part)) return err;
-    FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel((const void *)PCGSingleKernel, grid, FUSED_BLOCK, kargs, 0, ctx->stream));
-    return FusedCUDASingleKernelEnd(ctx, its);
+    FusedMatView view = A->view;
+    FusedPCGVecs vecs = *v;
+    double      *part = NULL;
+    void        *kargs[] = {&view, &vecs, &part, &ctx->sums, &ctx->state, &ctx->hist};
+    return FusedCUDARunSingleKernel(ctx, (const void *)PCGSingleKernel, 4, conv, it0, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
   args.A = A->view;

@@ -328,13 +328,39 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP ksp, KSPFused *fused, PetscIn
   PetscFunctionReturn(0);
 }
 
+/* The initial guess (or zero) to x_dev, which holds the iterate from now on */
+PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToDevice(KSP ksp, KSPFused *fused, double *x_dev)
+{
+  PetscFunctionBegin;
+  if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->cuda, x_dev, (int)fused->cuda_n));
+  else PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_sol, x_dev));
+  fused->x_device = x_dev;
+  PetscFunctionReturn(0);
+}
+
+/* The device iterate to ksp->vec_sol (mid-solve for a monitor, or at the end) */
+PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToHost(KSP ksp, KSPFused *fused)
+{
+  PetscFunctionBegin;
+  if (fused->x_device) PetscCall(KSPFusedCUDADownload(fused, fused->x_device, ksp->vec_sol));
+  PetscFunctionReturn(0);
+}
+
+/* End of every solve, on either backend */
+PETSC_INTERN PetscErrorCode KSPFusedFinishSolve(KSP ksp, KSPFused *fused)
+{
+  PetscFunctionBegin;
+  /* a failed PC has set the solution to Inf on the host: keep that */
+  if (ksp->reason != KSP_DIVERGED_PC_FAILED) PetscCall(KSPFusedCUDASolutionToHost(ksp, fused));
+  fused->x_device = NULL;
+  PetscFunctionReturn(0);
+}
+
 /* The solution mid-solve: from the device while it lives there */
 PETSC_INTERN PetscErrorCode KSPBuildSolution_Fused(KSP ksp, Vec v, Vec *V)
 {
-  KSPFused *fused = (KSPFused *)ksp->data;
-
   PetscFunctionBegin;
-  if (fused->x_on_device && fused->download_solution) PetscCall((*fused->download_solution)(ksp));
+  PetscCall(KSPFusedCUDASolutionToHost(ksp, (KSPFused *)ksp->data));
   PetscCall(KSPBuildSolutionDefault(ksp, v, V));
   PetscFunctionReturn(0);
 }

@@ -49,8 +49,7 @@ typedef struct {
   FusedHalo        halo;              /* the compressed exchange of the operator's ghost values */
   double          *halo_send, *halo_ghost; /* its pinned buffers (owned by devmat) */
   PetscInt         halo_total;        /* entries exchanged per product, summed over ranks */
-  PetscBool        x_on_device;       /* the solution lives on the device (during a solve) */
-  PetscErrorCode (*download_solution)(KSP);
+  double          *x_device;          /* the iterate on the device during a CUDA solve, else NULL */
   const char      *loop_why;          /* where the iterations ran in the last solve */
   PetscInt         loop_its;          /* iterations run by the device loop in the last solve */
 } KSPFused;
@@ -95,6 +94,9 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAGhosts(KSPFused *, const double *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP, KSPFused *, PetscBool *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP, FusedConvergence *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP, KSPFused *, PetscInt from, PetscInt to);
+PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToDevice(KSP, KSPFused *, double *);
+PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToHost(KSP, KSPFused *);
+PETSC_INTERN PetscErrorCode KSPFusedFinishSolve(KSP, KSPFused *);
 PETSC_INTERN PetscErrorCode KSPBuildSolution_Fused(KSP, Vec, Vec *);
 
 /* Reference-backend helpers over local arrays */

@@ -117,7 +117,7 @@ static PetscErrorCode KSPSolve_PBCGSFused(KSP ksp)
   bcgs->steps = bcgs->fused.backend == KSP_FUSED_BACKEND_CUDA ? &KSPPBCGSFusedSteps_CUDA : &KSPPBCGSFusedSteps_Reference;
   if (bcgs->steps->loop) PetscCall(KSPFusedCUDALoopAllowed(ksp, &bcgs->fused, &device_loop));
   PetscCall(PBCGSFusedIterate(ksp, device_loop));
-  if (bcgs->steps->finish) PetscCall(bcgs->steps->finish(ksp, bcgs));
+  PetscCall(KSPFusedFinishSolve(ksp, &bcgs->fused));
   PetscFunctionReturn(0);
 }
 

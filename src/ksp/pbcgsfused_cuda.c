@@ -24,15 +24,6 @@ static FusedPBCGSVecs PBCGSFusedDeviceVecs(KSP_PBCGSFused *bcgs)
   return v;
 }
 
-static PetscErrorCode PBCGSFusedDownloadSolution_CUDA(KSP ksp)
-{
-  KSP_PBCGSFused *bcgs = (KSP_PBCGSFused *)ksp->data;
-
-  PetscFunctionBegin;
-  PetscCall(KSPFusedCUDADownload(&bcgs->fused, FusedCUDAVec(bcgs->fused.cuda, BCGS_VEC_X), ksp->vec_sol));
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar partial1[])
 {
   KSPFused      *fused = &bcgs->fused;
@@ -43,13 +34,8 @@ static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscS
   PetscCall(KSPFusedCUDAPrepare(ksp, fused, BCGS_NVECS, BCGS_DEVICE_SUMS, "pbcgsfused"));
   v = PBCGSFusedDeviceVecs(bcgs);
   PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_rhs, v.b));
-  if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->cuda, v.x, (int)fused->cuda_n));
-  else {
-    PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_sol, v.x));
-    PetscCall(KSPFusedCUDAGhosts(fused, v.x));
-  }
-  fused->x_on_device       = PETSC_TRUE;
-  fused->download_solution = PBCGSFusedDownloadSolution_CUDA;
+  PetscCall(KSPFusedCUDASolutionToDevice(ksp, fused, v.x));
+  if (!ksp->guess_zero) PetscCall(KSPFusedCUDAGhosts(fused, v.x));
   PetscCallFusedCUDA(FusedPBCGSStart(fused->cuda, fused->devmat, &v, ksp->guess_zero ? 1 : 0));
   PetscCall(PetscLogFlops(3.0 * fused->cuda_n + (ksp->guess_zero ? 0.0 : 2.0 * fused->mat_nnz)));
   PetscFunctionReturn(0);
@@ -104,14 +90,6 @@ static PetscErrorCode PBCGSFusedUpdateXRP_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Pe
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode PBCGSFusedFinish_CUDA(KSP ksp, KSP_PBCGSFused *bcgs)
-{
-  PetscFunctionBegin;
-  if (ksp->reason != KSP_DIVERGED_PC_FAILED) PetscCall(PBCGSFusedDownloadSolution_CUDA(ksp));
-  bcgs->fused.x_on_device = PETSC_FALSE;
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode PBCGSFusedLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscInt it0, PetscInt *its)
 {
   KSPFused        *fused = &bcgs->fused;
@@ -133,4 +111,4 @@ static PetscErrorCode PBCGSFusedLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscIn
   PetscFunctionReturn(0);
 }
 
-const KSPPBCGSFusedSteps KSPPBCGSFusedSteps_CUDA = {PBCGSFusedStart_CUDA, PBCGSFusedProductP_CUDA, PBCGSFusedUpdateS_CUDA, PBCGSFusedProductS_CUDA, PBCGSFusedUpdateXRP_CUDA, PBCGSFusedFinish_CUDA, PBCGSFusedLoop_CUDA};
+const KSPPBCGSFusedSteps KSPPBCGSFusedSteps_CUDA = {PBCGSFusedStart_CUDA, PBCGSFusedProductP_CUDA, PBCGSFusedUpdateS_CUDA, PBCGSFusedProductS_CUDA, PBCGSFusedUpdateXRP_CUDA, PBCGSFusedLoop_CUDA};

@@ -25,8 +25,6 @@ typedef struct {
   PetscErrorCode (*product_s)(KSP, KSP_PBCGSFused *, PetscScalar partial2[]);
   /* x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v); partial RR, RR0 */
   PetscErrorCode (*update_xrp)(KSP, KSP_PBCGSFused *, PetscScalar alpha, PetscScalar omega, PetscScalar beta, PetscScalar partial1[]);
-  /* the solution back in ksp->vec_sol at the end of a solve (NULL: it is there) */
-  PetscErrorCode (*finish)(KSP, KSP_PBCGSFused *);
   /* after update_xrp of iteration it0: iterations on without the host until
      the test or a check needs it (NULL: no such loop); *its is where the
      host goes on, from product_p */

@@ -113,7 +113,7 @@ static PetscErrorCode KSPSolve_PCGFused(KSP ksp)
   cg->steps = cg->fused.backend == KSP_FUSED_BACKEND_CUDA ? &KSPPCGFusedSteps_CUDA : &KSPPCGFusedSteps_Reference;
   if (cg->steps->loop) PetscCall(KSPFusedCUDALoopAllowed(ksp, &cg->fused, &device_loop));
   PetscCall(PCGFusedIterate(ksp, device_loop));
-  if (cg->steps->finish) PetscCall(cg->steps->finish(ksp, cg));
+  PetscCall(KSPFusedFinishSolve(ksp, &cg->fused));
   PetscFunctionReturn(0);
 }
 

@@ -20,15 +20,6 @@ static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
   return v;
 }
 
-static PetscErrorCode PCGFusedDownloadSolution_CUDA(KSP ksp)
-{
-  KSP_PCGFused *cg = (KSP_PCGFused *)ksp->data;
-
-  PetscFunctionBegin;
-  PetscCall(KSPFusedCUDADownload(&cg->fused, FusedCUDAVec(cg->fused.cuda, PCG_VEC_X), ksp->vec_sol));
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode PCGFusedStart_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar partial[])
 {
   KSPFused    *fused = &cg->fused;
@@ -41,13 +32,8 @@ static PetscErrorCode PCGFusedStart_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar 
   v = PCGFusedDeviceVecs(ksp, cg);
   PetscCall(VecGetLocalSize(ksp->vec_rhs, &n));
   PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_rhs, v.b));
-  if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->cuda, v.x, (int)n));
-  else {
-    PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_sol, v.x));
-    PetscCall(KSPFusedCUDAGhosts(fused, v.x));
-  }
-  fused->x_on_device       = PETSC_TRUE;
-  fused->download_solution = PCGFusedDownloadSolution_CUDA;
+  PetscCall(KSPFusedCUDASolutionToDevice(ksp, fused, v.x));
+  if (!ksp->guess_zero) PetscCall(KSPFusedCUDAGhosts(fused, v.x));
   PetscCallFusedCUDA(FusedPCGStart(fused->cuda, fused->devmat, &v, ksp->guess_zero ? 1 : 0));
   PetscCall(PetscLogFlops(5.0 * n + (ksp->guess_zero ? 0.0 : 2.0 * fused->mat_nnz)));
   PetscFunctionReturn(0);
@@ -76,15 +62,6 @@ static PetscErrorCode PCGFusedProduct_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScala
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode PCGFusedFinish_CUDA(KSP ksp, KSP_PCGFused *cg)
-{
-  PetscFunctionBegin;
-  /* a failed PC has set the solution to Inf on the host: keep that */
-  if (ksp->reason != KSP_DIVERGED_PC_FAILED) PetscCall(PCGFusedDownloadSolution_CUDA(ksp));
-  cg->fused.x_on_device = PETSC_FALSE;
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode PCGFusedLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt it0, PetscInt *its, PetscScalar sums[])
 {
   KSPFused        *fused = &cg->fused;
@@ -106,4 +83,4 @@ static PetscErrorCode PCGFusedLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt it0,
   PetscFunctionReturn(0);
 }
 
-const KSPPCGFusedSteps KSPPCGFusedSteps_CUDA = {PCGFusedStart_CUDA, PCGFusedUpdate_CUDA, PCGFusedProduct_CUDA, PCGFusedFinish_CUDA, PCGFusedLoop_CUDA};
+const KSPPCGFusedSteps KSPPCGFusedSteps_CUDA = {PCGFusedStart_CUDA, PCGFusedUpdate_CUDA, PCGFusedProduct_CUDA, PCGFusedLoop_CUDA};

@@ -19,8 +19,6 @@ typedef struct {
   PetscErrorCode (*update)(KSP, KSP_PCGFused *, PetscScalar alpha, PetscScalar beta, PetscScalar partial[]);
   /* y = A p, w = B y; partial PY and YW */
   PetscErrorCode (*product)(KSP, KSP_PCGFused *, PetscScalar partial[]);
-  /* the solution back in ksp->vec_sol at the end of a solve (NULL: it is there) */
-  PetscErrorCode (*finish)(KSP, KSP_PCGFused *);
   /* iterations it0+1.. without the host, until the test or a check needs it
      (NULL: no such loop); *its is that iteration, sums[] its sums */
   PetscErrorCode (*loop)(KSP, KSP_PCGFused *, PetscInt it0, PetscInt *its, PetscScalar sums[]);

@@ -170,7 +170,7 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
     ksp->guess_zero = PETSC_FALSE;
   }
   ksp->guess_zero = guess_zero;
-  if (gm->steps->finish) PetscCall(gm->steps->finish(ksp, gm));
+  PetscCall(KSPFusedFinishSolve(ksp, &gm->fused));
   PetscFunctionReturn(0);
 }
 
@@ -185,7 +185,7 @@ static PetscErrorCode KSPBuildSolution_PGMRESFused(KSP ksp, Vec ptr, Vec *result
     if (!gm->solution) PetscCall(VecDuplicate(ksp->vec_sol, &gm->solution));
     ptr = gm->solution;
   }
-  if (gm->fused.x_on_device) PetscCall((*gm->fused.download_solution)(ksp));
+  PetscCall(KSPFusedCUDASolutionToHost(ksp, &gm->fused));
   PetscCall(VecCopy(ksp->vec_sol, ptr));
   if (gm->k > 0) {
     PetscCall(PGMRESFusedBackSolve(gm, gm->k));

@@ -23,15 +23,6 @@ static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
   return v;
 }
 
-static PetscErrorCode PGMRESFusedDownloadSolution_CUDA(KSP ksp)
-{
-  KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
-
-  PetscFunctionBegin;
-  PetscCall(KSPFusedCUDADownload(&gm->fused, FusedCUDAVec(gm->fused.cuda, GM_VEC_X), ksp->vec_sol));
-  PetscFunctionReturn(0);
-}
-
 /* Called at every cycle start; b and the initial guess go to the device at the first */
 static PetscErrorCode PGMRESFusedStart_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscScalar partial[])
 {
@@ -40,17 +31,14 @@ static PetscErrorCode PGMRESFusedStart_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscS
   const PetscInt  m = gm->restart;
 
   PetscFunctionBegin;
-  if (!fused->x_on_device) {
+  if (!fused->x_device) {
     char what[160];
 
     PetscCall(PetscSNPrintf(what, sizeof(what), "pgmresfused with restart %" PetscInt_FMT " (a smaller -ksp_pgmresfused_restart needs less)", m));
     PetscCall(KSPFusedCUDAPrepare(ksp, fused, GM_VEC_V + m, 2 * PetscMax(m + 1, GMRES_NSUMS), what));
     v = PGMRESFusedDeviceVecs(ksp, gm);
     PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_rhs, v.b));
-    if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->cuda, v.x, (int)fused->cuda_n));
-    else PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_sol, v.x));
-    fused->x_on_device       = PETSC_TRUE;
-    fused->download_solution = PGMRESFusedDownloadSolution_CUDA;
+    PetscCall(KSPFusedCUDASolutionToDevice(ksp, fused, v.x));
   }
   v = PGMRESFusedDeviceVecs(ksp, gm);
   if (!ksp->guess_zero) PetscCall(KSPFusedCUDAGhosts(fused, v.x));
@@ -123,12 +111,4 @@ static PetscErrorCode PGMRESFusedUpdate_CUDA(KSP ksp, KSP_PGMRESFused *gm, Petsc
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode PGMRESFusedFinish_CUDA(KSP ksp, KSP_PGMRESFused *gm)
-{
-  PetscFunctionBegin;
-  if (gm->fused.x_on_device && ksp->reason != KSP_DIVERGED_PC_FAILED) PetscCall(PGMRESFusedDownloadSolution_CUDA(ksp));
-  gm->fused.x_on_device = PETSC_FALSE;
-  PetscFunctionReturn(0);
-}
-
-const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_CUDA = {PGMRESFusedStart_CUDA, PGMRESFusedProduct_CUDA, PGMRESFusedMDot_CUDA, PGMRESFusedOrthog_CUDA, PGMRESFusedNormalize_CUDA, PGMRESFusedUpdate_CUDA, PGMRESFusedFinish_CUDA};
+const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_CUDA = {PGMRESFusedStart_CUDA, PGMRESFusedProduct_CUDA, PGMRESFusedMDot_CUDA, PGMRESFusedOrthog_CUDA, PGMRESFusedNormalize_CUDA, PGMRESFusedUpdate_CUDA};

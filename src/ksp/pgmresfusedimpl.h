@@ -30,8 +30,6 @@ typedef struct {
   PetscErrorCode (*normalize)(KSP, KSP_PGMRESFused *, PetscInt j, PetscScalar scale, PetscScalar xi);
   /* y += B^{right} sum_{i<k} t_i z_i; y NULL: the iterate itself */
   PetscErrorCode (*update)(KSP, KSP_PGMRESFused *, PetscInt k, const PetscScalar t[], Vec y);
-  /* the solution back in ksp->vec_sol at the end of a solve (NULL: it is there) */
-  PetscErrorCode (*finish)(KSP, KSP_PGMRESFused *);
 } KSPPGMRESFusedSteps;
 
 struct _KSP_PGMRESFused {
