@@ -175,6 +175,18 @@ int main(int argc, char **argv)
     PetscCall(MatGetSize(A, &rows, NULL));
     PetscCall(ProblemExactSolution(A, &xstar, &b));
     if (gpu && size == 1) PetscCall(OperatorBytes(A, &opbytes));
+    if (size > 1) {
+      /* the halo of one product: the ghost columns each rank reads, summed and at most */
+      Mat             Ad, Ao;
+      const PetscInt *garray;
+      PetscInt        nghost, sum, most;
+
+      PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+      PetscCall(MatGetSize(Ao, NULL, &nghost));
+      PetscCallMPI(MPI_Allreduce(&nghost, &sum, 1, MPIU_INT, MPI_SUM, PETSC_COMM_WORLD));
+      PetscCallMPI(MPI_Allreduce(&nghost, &most, 1, MPIU_INT, MPI_MAX, PETSC_COMM_WORLD));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s halo per product: %" PetscInt_FMT " values over all ranks, at most %" PetscInt_FMT " into one rank\n", pname, sum, most));
+    }
     for (m = 0; m < nm; m++) {
       PetscReal us = 0.0, overhead = 0.0;
       PetscInt  done = 0, restart = 30;
