@@ -53,9 +53,9 @@ build/%.cu.o: src/%.cu $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
-build/examples/solve: examples/solve.c examples/problems.c examples/problems.h lib/libpetscfused.so
+build/examples/solve: examples/solve.c examples/problems.c examples/problems.h examples/partition.c examples/partition.h lib/libpetscfused.so
 	@mkdir -p $(dir $@)
-	$(PCC) $(CFLAGS) -Iexamples examples/solve.c examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB)
+	$(PCC) $(CFLAGS) -Iexamples examples/solve.c examples/problems.c examples/partition.c -o $@ $(LIB_LINK) $(PETSC_LIB)
 
 build/examples/bench: examples/bench.c examples/problems.c examples/problems.h lib/libpetscfused.so
 	@mkdir -p $(dir $@)
@@ -71,9 +71,9 @@ build/tests/halo: tests/halo.c src/ksp/fusedhalo.c src/ksp/fusedhalo.h
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) $< src/ksp/fusedhalo.c -o $@ $(PETSC_LIB)
 
-build/tests/%: tests/%.c examples/problems.c examples/problems.h lib/libpetscfused.so
+build/tests/%: tests/%.c examples/problems.c examples/problems.h examples/partition.c examples/partition.h lib/libpetscfused.so
 	@mkdir -p $(dir $@)
-	$(PCC) $(CFLAGS) -Iexamples $< examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB)
+	$(PCC) $(CFLAGS) -Iexamples $< examples/problems.c examples/partition.c -o $@ $(LIB_LINK) $(PETSC_LIB)
 
 # The default problem; RUN_ARGS adds options, e.g. RUN_ARGS="-f tests/data/494_bus.mtx -pc_type jacobi"
 run: all

@@ -8,6 +8,7 @@
    Every KSP and PC option applies to every method. Without -rhs, b = A x*
    for a known x*, and the error against x* is shown. */
 #include "problems.h"
+#include "partition.h"
 
 #define MAX_RUNS 16
 
@@ -86,6 +87,7 @@ static PetscErrorCode AddRun(Run runs[], PetscInt *nruns, const char *type, Pets
 int main(int argc, char **argv)
 {
   PetscBool      nset = PETSC_FALSE;
+  PartitionMode  partition = PARTITION_NONE;
   char           file[PETSC_MAX_PATH_LEN] = "", rhsfile[PETSC_MAX_PATH_LEN] = "", *methods[8], desc[256], devinfo[512];
   PetscInt       nmethods = 8, n = 40, nruns = 0, i, j, N, nnz_local;
   ProblemType    problem  = PROBLEM_LAP3D;
@@ -110,6 +112,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-n", "Points per side of the built-in problem", "", n, &n, &nset));
   PetscCall(PetscOptionsStringArray("-methods", "Fused methods to run", "", methods, &nmethods, &hasmethods));
   PetscCall(PetscOptionsBool("-compare", "Also run PETSc's own counterparts", "", compare, &compare, NULL));
+  PetscCall(PetscOptionsEnum("-partition", "Redistribute the rows first: none, graph (PT-Scotch), hypergraph (Zoltan PHG)", "", PartitionModes, (PetscEnum)partition, (PetscEnum *)&partition, NULL));
   PetscOptionsEnd();
 
   PetscCall(PetscFusedCUDADeviceCount(&ndev, reason, sizeof(reason)));
@@ -128,6 +131,15 @@ int main(int argc, char **argv)
     PetscCall(ProblemCreate(PETSC_COMM_WORLD, problem, n, &A));
     PetscCall(PetscSNPrintf(desc, sizeof(desc), "built-in %s, n = %" PetscInt_FMT " per side", ProblemTypes[problem], n));
     symmetric = (PetscBool)(problem != PROBLEM_CONVDIFF);
+  }
+  if (partition != PARTITION_NONE) {
+    PartitionStats before, after;
+
+    PetscCheck(!hasrhs, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-partition %s with -rhs: a right-hand side from a file is not redistributed; use b = A x* (no -rhs) or -partition none", PartitionModes[partition]);
+    PetscCall(PartitionStatsGet(A, &before));
+    PetscCall(PartitionApply(partition, &A));
+    PetscCall(PartitionStatsGet(A, &after));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "partition %s: halo per product %" PetscInt_FMT " -> %" PetscInt_FMT " values (at most %" PetscInt_FMT " -> %" PetscInt_FMT " into one rank), row imbalance %.3f -> %.3f\n", PartitionModes[partition], before.volume, after.volume, before.most, after.most, (double)before.imbalance, (double)after.imbalance));
   }
   PetscCall(MatGetSize(A, &N, NULL));
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));

@@ -1,0 +1,184 @@
+/* Row redistribution for smaller halos (partition.h). */
+#include <zoltan.h>
+#include "partition.h"
+
+const char *const PartitionModes[] = {"none", "graph", "hypergraph", "PartitionMode", "PARTITION_", NULL};
+
+PetscErrorCode PartitionStatsGet(Mat A, PartitionStats *st)
+{
+  PetscMPIInt size;
+  PetscInt    nghost = 0, nlocal, N, most_rows;
+  PetscBool   ismpi;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &ismpi));
+  if (ismpi) {
+    Mat             Ad, Ao;
+    const PetscInt *garray;
+    PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+    PetscCall(MatGetSize(Ao, NULL, &nghost));
+  }
+  PetscCallMPI(MPI_Allreduce(&nghost, &st->volume, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
+  PetscCallMPI(MPI_Allreduce(&nghost, &st->most, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
+  PetscCall(MatGetLocalSize(A, &nlocal, NULL));
+  PetscCall(MatGetSize(A, &N, NULL));
+  PetscCallMPI(MPI_Allreduce(&nlocal, &most_rows, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
+  st->imbalance = N > 0 ? (PetscReal)most_rows * size / N : 1.0;
+  PetscFunctionReturn(0);
+}
+
+/* Zoltan's view of the rows: vertices are rows, hyperedge i holds the columns of row i */
+typedef struct {
+  PetscInt        rstart, nlocal;
+  const PetscInt *ia, *ja; /* local rows in global column numbers */
+} ZoltanRows;
+
+static int ZNumObj(void *data, int *ierr)
+{
+  *ierr = ZOLTAN_OK;
+  return (int)((ZoltanRows *)data)->nlocal;
+}
+
+static void ZObjList(void *data, int ngid, int nlid, ZOLTAN_ID_PTR gids, ZOLTAN_ID_PTR lids, int wdim, float *w, int *ierr)
+{
+  ZoltanRows *z = (ZoltanRows *)data;
+  (void)ngid, (void)nlid, (void)wdim, (void)w;
+  for (PetscInt i = 0; i < z->nlocal; i++) {
+    gids[i] = (ZOLTAN_ID_TYPE)(z->rstart + i);
+    lids[i] = (ZOLTAN_ID_TYPE)i;
+  }
+  *ierr = ZOLTAN_OK;
+}
+
+static void ZHGSize(void *data, int *nlists, int *npins, int *format, int *ierr)
+{
+  ZoltanRows *z = (ZoltanRows *)data;
+  *nlists = (int)z->nlocal;
+  *npins  = (int)z->ia[z->nlocal];
+  *format = ZOLTAN_COMPRESSED_EDGE;
+  *ierr   = ZOLTAN_OK;
+}
+
+static void ZHGCS(void *data, int ngid, int nlists, int npins, int format, ZOLTAN_ID_PTR edge_gids, int *edge_ptr, ZOLTAN_ID_PTR pin_gids, int *ierr)
+{
+  ZoltanRows *z = (ZoltanRows *)data;
+  (void)ngid, (void)format;
+  for (int i = 0; i < nlists; i++) {
+    edge_gids[i] = (ZOLTAN_ID_TYPE)(z->rstart + i);
+    edge_ptr[i]  = (int)z->ia[i];
+  }
+  for (int k = 0; k < npins; k++) pin_gids[k] = (ZOLTAN_ID_TYPE)z->ja[k];
+  *ierr = ZOLTAN_OK;
+}
+
+/* For each local row, the rank it goes to, from Zoltan's PHG */
+static PetscErrorCode PartitionHypergraph(Mat A, IS *newrank)
+{
+  MPI_Comm              comm = PetscObjectComm((PetscObject)A);
+  struct Zoltan_Struct *zz;
+  ZoltanRows            z;
+  PetscInt              rend, row, ncols, *ia, *ja, *dest;
+  const PetscInt       *cols;
+  PetscMPIInt           rank, size;
+  float                 version;
+  int                   changes, ngid, nlid, nimp, nexp, *imp_procs, *imp_parts, *exp_procs, *exp_parts, err;
+  ZOLTAN_ID_PTR         imp_gids, imp_lids, exp_gids, exp_lids;
+  char                  nparts[16];
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCheck(Zoltan_Initialize(0, NULL, &version) == ZOLTAN_OK, comm, PETSC_ERR_LIB, "Zoltan_Initialize failed");
+  PetscCall(MatGetOwnershipRange(A, &z.rstart, &rend));
+  z.nlocal = rend - z.rstart;
+  /* the local rows' column lists, in global numbering */
+  PetscCall(PetscMalloc1(z.nlocal + 1, &ia));
+  ia[0] = 0;
+  for (row = z.rstart; row < rend; row++) {
+    PetscCall(MatGetRow(A, row, &ncols, NULL, NULL));
+    ia[row - z.rstart + 1] = ia[row - z.rstart] + ncols;
+    PetscCall(MatRestoreRow(A, row, &ncols, NULL, NULL));
+  }
+  PetscCall(PetscMalloc1(ia[z.nlocal] + 1, &ja));
+  for (row = z.rstart; row < rend; row++) {
+    PetscCall(MatGetRow(A, row, &ncols, &cols, NULL));
+    PetscCall(PetscArraycpy(ja + ia[row - z.rstart], cols, ncols));
+    PetscCall(MatRestoreRow(A, row, &ncols, &cols, NULL));
+  }
+  z.ia = ia;
+  z.ja = ja;
+  zz   = Zoltan_Create(comm);
+  PetscCheck(zz, comm, PETSC_ERR_LIB, "Zoltan_Create failed");
+  PetscCall(PetscSNPrintf(nparts, sizeof(nparts), "%d", size));
+  Zoltan_Set_Param(zz, "DEBUG_LEVEL", "0");
+  Zoltan_Set_Param(zz, "LB_METHOD", "HYPERGRAPH");
+  Zoltan_Set_Param(zz, "HYPERGRAPH_PACKAGE", "PHG");
+  Zoltan_Set_Param(zz, "LB_APPROACH", "PARTITION");
+  Zoltan_Set_Param(zz, "NUM_GID_ENTRIES", "1");
+  Zoltan_Set_Param(zz, "NUM_LID_ENTRIES", "1");
+  Zoltan_Set_Param(zz, "RETURN_LISTS", "EXPORT");
+  Zoltan_Set_Param(zz, "NUM_GLOBAL_PARTS", nparts);
+  Zoltan_Set_Param(zz, "OBJ_WEIGHT_DIM", "0");
+  Zoltan_Set_Param(zz, "EDGE_WEIGHT_DIM", "0");
+  Zoltan_Set_Num_Obj_Fn(zz, ZNumObj, &z);
+  Zoltan_Set_Obj_List_Fn(zz, ZObjList, &z);
+  Zoltan_Set_HG_Size_CS_Fn(zz, ZHGSize, &z);
+  Zoltan_Set_HG_CS_Fn(zz, ZHGCS, &z);
+  err = Zoltan_LB_Partition(zz, &changes, &ngid, &nlid, &nimp, &imp_gids, &imp_lids, &imp_procs, &imp_parts, &nexp, &exp_gids, &exp_lids, &exp_procs, &exp_parts);
+  PetscCheck(err == ZOLTAN_OK, comm, PETSC_ERR_LIB, "Zoltan_LB_Partition (PHG) failed with code %d", err);
+  PetscCall(PetscMalloc1(z.nlocal, &dest));
+  for (row = 0; row < z.nlocal; row++) dest[row] = rank;
+  for (int k = 0; k < nexp; k++) dest[exp_lids[k]] = exp_parts[k];
+  Zoltan_LB_Free_Part(&imp_gids, &imp_lids, &imp_procs, &imp_parts);
+  Zoltan_LB_Free_Part(&exp_gids, &exp_lids, &exp_procs, &exp_parts);
+  Zoltan_Destroy(&zz);
+  PetscCall(PetscFree(ia));
+  PetscCall(PetscFree(ja));
+  PetscCall(ISCreateGeneral(comm, z.nlocal, dest, PETSC_OWN_POINTER, newrank));
+  PetscFunctionReturn(0);
+}
+
+/* For each local row, the rank it goes to, from MatPartitioning on A + A^T */
+static PetscErrorCode PartitionGraph(Mat A, IS *newrank)
+{
+  Mat             adj, sym;
+  MatPartitioning part;
+
+  PetscFunctionBegin;
+  /* a symmetric pattern for the graph partitioner */
+  PetscCall(MatTranspose(A, MAT_INITIAL_MATRIX, &sym));
+  PetscCall(MatAXPY(sym, 1.0, A, DIFFERENT_NONZERO_PATTERN));
+  PetscCall(MatConvert(sym, MATMPIADJ, MAT_INITIAL_MATRIX, &adj));
+  PetscCall(MatPartitioningCreate(PetscObjectComm((PetscObject)A), &part));
+  PetscCall(MatPartitioningSetAdjacency(part, adj));
+  PetscCall(MatPartitioningSetType(part, MATPARTITIONINGPTSCOTCH));
+  PetscCall(MatPartitioningSetFromOptions(part)); /* -mat_partitioning_type another */
+  PetscCall(MatPartitioningApply(part, newrank));
+  PetscCall(MatPartitioningDestroy(&part));
+  PetscCall(MatDestroy(&adj));
+  PetscCall(MatDestroy(&sym));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PartitionApply(PartitionMode mode, Mat *A)
+{
+  IS          newrank, rows;
+  Mat         B;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)*A), &size));
+  if (mode == PARTITION_NONE || size == 1) PetscFunctionReturn(0);
+  if (mode == PARTITION_GRAPH) PetscCall(PartitionGraph(*A, &newrank));
+  else PetscCall(PartitionHypergraph(*A, &newrank));
+  /* the rows each rank receives (old global numbers), and A permuted to them */
+  PetscCall(ISBuildTwoSided(newrank, NULL, &rows));
+  PetscCall(ISSort(rows));
+  PetscCall(MatCreateSubMatrix(*A, rows, rows, MAT_INITIAL_MATRIX, &B));
+  PetscCall(ISDestroy(&rows));
+  PetscCall(ISDestroy(&newrank));
+  PetscCall(MatDestroy(A));
+  *A = B;
+  PetscFunctionReturn(0);
+}
