@@ -104,7 +104,10 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
 
     PetscCall(PetscFusedCUDADeviceName(fused->cuda_device, name, sizeof(name)));
     FusedDevMatGetInfo(fused->devmat, &format, &ndiag, &bytes, &nghost);
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  device %" PetscInt_FMT ": %s\n", fused->cuda_device, name));
+    PetscCall(PetscViewerASCIIPushSynchronized(viewer));
+    PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [rank %d] device %" PetscInt_FMT ": %s (-fused_device_id to choose)\n", PetscGlobalRank, fused->cuda_device, name));
+    PetscCall(PetscViewerFlush(viewer));
+    PetscCall(PetscViewerASCIIPopSynchronized(viewer));
     if (format == FUSED_FORMAT_DIA) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: DIA, %d diagonals, %zu bytes (-ksp_fused_mat_format %s)\n", ndiag, bytes, FusedFormatNames[fused->format]));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: CSR, %zu bytes (-ksp_fused_mat_format %s)\n", bytes, FusedFormatNames[fused->format]));
     if (fused->halo) PetscCall(PetscViewerASCIIPrintf(viewer, "  halo: %d ghost values per product on this rank, %" PetscInt_FMT " over all ranks; packed on the device, point-to-point MPI through pinned host buffers\n", nghost, fused->halo_total));

@@ -68,7 +68,7 @@ PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP ksp, KSPFused *fused)
   PetscFunctionReturn(0);
 }
 
-/* One device per node-local rank, round robin */
+/* One device per node-local rank, round robin; -fused_device_id overrides */
 static PetscErrorCode FusedPickDevice(KSP ksp, PetscInt *device)
 {
   MPI_Comm    local;
@@ -77,6 +77,17 @@ static PetscErrorCode FusedPickDevice(KSP ksp, PetscInt *device)
 
   PetscFunctionBegin;
   PetscCall(FusedDeviceCount(&count, NULL, 0));
+  {
+    PetscInt  id;
+    PetscBool set;
+
+    PetscCall(PetscOptionsGetInt(((PetscObject)ksp)->options, NULL, "-fused_device_id", &id, &set));
+    if (set) {
+      PetscCheck(id >= 0 && id < count, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-fused_device_id %" PetscInt_FMT ": this process sees %" PetscInt_FMT " CUDA device(s), 0 to %" PetscInt_FMT, id, count, count - 1);
+      *device = id;
+      PetscFunctionReturn(0);
+    }
+  }
   PetscCallMPI(MPI_Comm_split_type(PetscObjectComm((PetscObject)ksp), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
   PetscCallMPI(MPI_Comm_rank(local, &lrank));
   PetscCallMPI(MPI_Comm_free(&local));
