@@ -5,10 +5,6 @@
 #include <string.h>
 #include "cuda/fusedcuda_impl.cuh"
 
-extern "C" const char *const FusedFormatNames[] = {"auto", "csr", "dia", "FusedFormat", "FUSED_FORMAT_", NULL};
-
-#define FUSED_DIA_MAX 64
-
 static int DevAlloc(void **ptr, size_t bytes, size_t *total)
 {
   cudaError_t err;
@@ -32,78 +28,58 @@ static int DevCopy(void *dst, const void *src, size_t bytes)
   return FUSED_CUDA_OK;
 }
 
-/* The distinct diagonals of the block, or -1 when there are more than FUSED_DIA_MAX */
-static int FindDiagonals(int n, const int *rowptr, const int *col, int offsets[])
-{
-  int ndiag = 0, last = 0;
-  for (int i = 0; i < n; i++) {
-    for (int k = rowptr[i]; k < rowptr[i + 1]; k++) {
-      const int off = col[k] - i;
-      if (ndiag && offsets[last] == off) continue;
-      int d;
-      for (d = 0; d < ndiag && offsets[d] != off; d++) {}
-      if (d == ndiag) {
-        if (ndiag == FUSED_DIA_MAX) return -1;
-        offsets[ndiag++] = off;
-      }
-      last = d;
-    }
-  }
-  return ndiag;
-}
-
 extern "C" int FusedDevMatCreate(int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *out)
 {
-  FusedDevMat  A;
-  int          offsets[FUSED_DIA_MAX], ndiag = -1, err = FUSED_CUDA_OK;
-  const size_t nnz       = (size_t)rowptr[n];
-  const size_t csr_bytes = nnz * (sizeof(double) + sizeof(int)) + (size_t)(n + 1) * sizeof(int);
+  FusedDevMat A;
+  FusedFormat F;
+  char        msg[256];
+  int         err = FUSED_CUDA_OK;
 
   *out = NULL;
-  if (format < FUSED_FORMAT_AUTO || format > FUSED_FORMAT_DIA) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "unknown storage format %d", format);
-  if (format != FUSED_FORMAT_CSR) {
-    ndiag = FindDiagonals(n, rowptr, col, offsets);
-    if (format == FUSED_FORMAT_AUTO) format = (ndiag >= 0 && (size_t)ndiag * n * sizeof(double) <= csr_bytes) ? FUSED_FORMAT_DIA : FUSED_FORMAT_CSR;
-    else if (ndiag < 0) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "DIA storage asked for, but the matrix has more than %d diagonals", FUSED_DIA_MAX);
-  }
+  if (format < FUSED_FORMAT_AUTO || format > FUSED_FORMAT_HYB) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "unknown storage format %d", format);
+  if (FusedFormatBuild(n, rowptr, col, val, format, &F, msg, sizeof(msg))) return FusedCUDASetError(strstr(msg, "memory") ? FUSED_CUDA_ERR_MEM : FUSED_CUDA_ERR_ARG, "%s", msg);
   A = (FusedDevMat)calloc(1, sizeof(*A));
-  if (!A) return FusedCUDASetError(FUSED_CUDA_ERR_MEM, "host out of memory for the device operator");
+  if (!A) {
+    FusedFormatFree(&F);
+    return FusedCUDASetError(FUSED_CUDA_ERR_MEM, "host out of memory for the device operator");
+  }
   A->view.n      = n;
-  A->view.format = format;
+  A->view.format = F.format;
   A->nghost      = nghost;
+  A->csr_bytes   = F.csr_bytes;
   do {
-    if (format == FUSED_FORMAT_DIA) {
-      double *dval = (double *)calloc((size_t)ndiag * n + 1, sizeof(double));
-      if (!dval) {
-        err = FusedCUDASetError(FUSED_CUDA_ERR_MEM, "host out of memory building DIA storage (%zu bytes)", (size_t)ndiag * n * sizeof(double));
-        break;
-      }
-      for (int i = 0; i < n; i++)
-        for (int k = rowptr[i]; k < rowptr[i + 1]; k++) {
-          int d;
-          for (d = 0; offsets[d] != col[k] - i; d++) {}
-          dval[(size_t)d * n + i] += val[k]; /* duplicates add up, as in CSR */
-        }
-      if (!(err = DevAlloc((void **)&A->offsets, sizeof(int) * ndiag, &A->bytes)) && !(err = DevAlloc((void **)&A->dval, sizeof(double) * (size_t)ndiag * n, &A->bytes)) && !(err = DevCopy(A->offsets, offsets, sizeof(int) * ndiag))) err = DevCopy(A->dval, dval, sizeof(double) * (size_t)ndiag * n);
-      free(dval);
-      if (err) break;
-      A->view.ndiag        = ndiag;
-      for (int k = 0; k < ndiag && k < FUSED_DIA_INLINE; k++) A->view.off[k] = offsets[k];
-      A->view.offsets      = A->offsets;
-      A->view.dval         = A->dval;
-      A->bytes_per_product = (double)ndiag * n * sizeof(double);
-    } else {
-      if ((err = DevAlloc((void **)&A->rowptr, sizeof(int) * (n + 1), &A->bytes))) break;
-      if ((err = DevAlloc((void **)&A->col, sizeof(int) * nnz, &A->bytes))) break;
-      if ((err = DevAlloc((void **)&A->val, sizeof(double) * nnz, &A->bytes))) break;
-      if ((err = DevCopy(A->rowptr, rowptr, sizeof(int) * (n + 1)))) break;
-      if ((err = DevCopy(A->col, col, sizeof(int) * nnz))) break;
-      if ((err = DevCopy(A->val, val, sizeof(double) * nnz))) break;
-      A->view.rowptr       = A->rowptr;
-      A->view.col          = A->col;
-      A->view.val          = A->val;
-      A->bytes_per_product = (double)csr_bytes;
+    if (F.format == FUSED_FORMAT_DIA) {
+      if ((err = DevAlloc((void **)&A->offsets, sizeof(int) * F.ndiag, &A->bytes))) break;
+      if ((err = DevAlloc((void **)&A->dval, sizeof(double) * (size_t)F.ndiag * n, &A->bytes))) break;
+      if ((err = DevCopy(A->offsets, F.offsets, sizeof(int) * F.ndiag))) break;
+      if ((err = DevCopy(A->dval, F.dval, sizeof(double) * (size_t)F.ndiag * n))) break;
+      A->view.ndiag   = F.ndiag;
+      A->view.offsets = A->offsets;
+      A->view.dval    = A->dval;
+      for (int k = 0; k < F.ndiag && k < FUSED_DIA_INLINE; k++) A->view.off[k] = F.offsets[k];
     }
+    if (F.K > 0) {
+      if ((err = DevAlloc((void **)&A->ecol, sizeof(int) * (size_t)F.K * n, &A->bytes))) break;
+      if ((err = DevAlloc((void **)&A->eval, sizeof(double) * (size_t)F.K * n, &A->bytes))) break;
+      if ((err = DevCopy(A->ecol, F.ecol, sizeof(int) * (size_t)F.K * n))) break;
+      if ((err = DevCopy(A->eval, F.eval, sizeof(double) * (size_t)F.K * n))) break;
+      A->view.K    = F.K;
+      A->view.ecol = A->ecol;
+      A->view.eval = A->eval;
+    }
+    if (F.rowptr) {
+      const size_t tail = (size_t)F.rowptr[n];
+      if ((err = DevAlloc((void **)&A->rowptr, sizeof(int) * (n + 1), &A->bytes))) break;
+      if ((err = DevAlloc((void **)&A->col, sizeof(int) * tail, &A->bytes))) break;
+      if ((err = DevAlloc((void **)&A->val, sizeof(double) * tail, &A->bytes))) break;
+      if ((err = DevCopy(A->rowptr, F.rowptr, sizeof(int) * (n + 1)))) break;
+      if ((err = DevCopy(A->col, F.col, sizeof(int) * tail))) break;
+      if ((err = DevCopy(A->val, F.val, sizeof(double) * tail))) break;
+      A->view.rowptr = A->rowptr;
+      A->view.col    = A->col;
+      A->view.val    = A->val;
+    }
+    A->bytes_per_product = (double)F.bytes;
     if (growptr && nghost > 0) {
       const size_t gnnz = (size_t)growptr[n];
       if ((err = DevAlloc((void **)&A->growptr, sizeof(int) * (n + 1), &A->bytes))) break;
@@ -120,6 +96,7 @@ extern "C" int FusedDevMatCreate(int n, const int *rowptr, const int *col, const
       A->bytes_per_product += gnnz * (sizeof(double) + sizeof(int)) + (n + 1) * sizeof(int) + nghost * sizeof(double);
     }
   } while (0);
+  FusedFormatFree(&F);
   if (err) {
     (void)FusedDevMatDestroy(&A);
     return err;
@@ -132,7 +109,7 @@ extern "C" int FusedDevMatDestroy(FusedDevMat *pA)
 {
   FusedDevMat A = *pA;
   int         err = FUSED_CUDA_OK;
-  void       *bufs[11];
+  void       *bufs[13];
 
   if (!A) return FUSED_CUDA_OK;
   bufs[0] = A->rowptr;
@@ -146,7 +123,9 @@ extern "C" int FusedDevMatDestroy(FusedDevMat *pA)
   bufs[8]  = A->ghost;
   bufs[9]  = A->send_idx;
   bufs[10] = A->send_dev;
-  for (int i = 0; i < 11; i++) {
+  bufs[11] = A->ecol;
+  bufs[12] = A->eval;
+  for (int i = 0; i < 13; i++) {
     cudaError_t e = cudaFree(bufs[i]);
     if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaFree (operator)", __FILE__, __LINE__);
   }
@@ -177,10 +156,15 @@ extern "C" int FusedDevMatSetHalo(FusedDevMat A, int nsend, const int *send_idx,
   return FUSED_CUDA_OK;
 }
 
+extern "C" size_t FusedDevMatCSRBytes(FusedDevMat A)
+{
+  return A->csr_bytes;
+}
+
 extern "C" void FusedDevMatGetInfo(FusedDevMat A, int *format, int *ndiag, size_t *bytes, int *nghost)
 {
   if (format) *format = A->view.format;
-  if (ndiag) *ndiag = A->view.ndiag;
+  if (ndiag) *ndiag = A->view.format == FUSED_FORMAT_DIA ? A->view.ndiag : A->view.K;
   if (bytes) *bytes = A->bytes;
   if (nghost) *nghost = A->nghost;
 }

@@ -5,6 +5,7 @@
 #ifndef FUSEDCUDA_H
 #define FUSEDCUDA_H
 #include <stddef.h>
+#include "mat/fusedformat.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -18,9 +19,7 @@ int FusedCUDADeviceName(int device, char *name, size_t namelen, char *errmsg, si
 /* measured device-to-device copy bandwidth, bytes read + written per second */
 int FusedCUDACopyBandwidth(int device, size_t bytes, int reps, double *bytes_per_s);
 
-/* ---- the operator on the device ---------------------------------------- */
-enum { FUSED_FORMAT_AUTO, FUSED_FORMAT_CSR, FUSED_FORMAT_DIA };
-extern const char *const FusedFormatNames[];
+/* ---- the operator on the device (formats: mat/fusedformat.h) ------------ */
 typedef struct FusedDevMat_s *FusedDevMat;
 
 /* Local rows n; the diagonal block in CSR (columns 0..n-1); the off-process
@@ -30,7 +29,8 @@ int    FusedDevMatDestroy(FusedDevMat *A);
 /* The compressed halo: the nsend local indices the neighbours read, packed by
    neighbour; returns pinned buffers for the packed values and the ghosts */
 int    FusedDevMatSetHalo(FusedDevMat A, int nsend, const int *send_idx, double **send_host, double **ghost_host);
-void   FusedDevMatGetInfo(FusedDevMat A, int *format, int *ndiag, size_t *bytes, int *nghost);
+void   FusedDevMatGetInfo(FusedDevMat A, int *format, int *ndiag_or_width, size_t *bytes, int *nghost); /* ndiag for DIA, K for ELL and HYB */
+size_t FusedDevMatCSRBytes(FusedDevMat A);
 double FusedDevMatBytesPerProduct(FusedDevMat A); /* matrix bytes read by one product */
 
 /* ---- per-solver device workspace --------------------------------------- */

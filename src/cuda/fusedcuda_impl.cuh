@@ -33,14 +33,18 @@ struct FusedMatView {
   int           ndiag;        /* DIA: dval[d * n + row] is A(row, row + offsets[d]) */
   const int    *offsets;
   const double *dval;
+  int           K;            /* ELL part (ELL, HYB): entry k of row i at k * n + i */
+  const int    *ecol;
+  const double *eval;
   const int    *growptr, *gcol; /* off-process block, NULL when there is none */
   const double *gval, *ghost;
 };
 
 struct FusedDevMat_s {
   FusedMatView view;
-  int         *rowptr, *col, *offsets, *growptr, *gcol;
-  double      *val, *dval, *gval, *ghost;
+  int         *rowptr, *col, *offsets, *growptr, *gcol, *ecol;
+  double      *val, *dval, *gval, *ghost, *eval;
+  size_t       csr_bytes;
   int          nghost;
   /* the compressed halo: local indices to send, packed on the device, and pinned staging */
   int          nsend;
@@ -110,7 +114,10 @@ __device__ __forceinline__ double FusedRowProduct(const FusedMatView &A, const d
       if (j >= 0 && j < A.n) s += A.dval[(size_t)d * A.n + i] * x[j];
     }
   } else {
-    for (int k = A.rowptr[i]; k < A.rowptr[i + 1]; k++) s += A.val[k] * x[A.col[k]];
+    /* ELL part (coalesced: consecutive rows, consecutive addresses), then the CSR rows or HYB's tail */
+    for (int k = 0; k < A.K; k++) s += A.eval[(size_t)k * A.n + i] * x[A.ecol[(size_t)k * A.n + i]];
+    if (A.rowptr)
+      for (int k = A.rowptr[i]; k < A.rowptr[i + 1]; k++) s += A.val[k] * x[A.col[k]];
   }
   if (A.growptr)
     for (int k = A.growptr[i]; k < A.growptr[i + 1]; k++) s += A.gval[k] * A.ghost[A.gcol[k]];

@@ -12,7 +12,7 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Pet
   PetscOptionsHeadBegin(PetscOptionsObject, "Fused pipelined Krylov options");
   PetscCall(PetscOptionsEnum("-ksp_fused_backend", "Where the fused steps run", "KSPFusedSetBackend", KSPFusedBackends, (PetscEnum)fused->backend_requested, (PetscEnum *)&fused->backend_requested, NULL));
   PetscCall(PetscOptionsBool("-ksp_fused_convert", "CUDA backend: keep a device copy of an AIJ operator (rebuilt when it changes)", "", fused->convert, &fused->convert, NULL));
-  PetscCall(PetscOptionsEList("-ksp_fused_mat_format", "CUDA backend: storage of the operator's device copy", "", FusedFormatNames, 3, FusedFormatNames[fused->format], &fused->format, NULL));
+  PetscCall(PetscOptionsEList("-ksp_fused_mat_format", "CUDA backend: storage of the operator's device copy: auto, csr, dia, ell, hyb", "", FusedFormatNames, 5, FusedFormatNames[fused->format], &fused->format, NULL));
   PetscCall(PetscOptionsBool("-ksp_fused_device_loop", "CUDA backend: run the iterations from a CUDA graph, testing convergence on the device, where the test and monitors allow", "", fused->device_loop, &fused->device_loop, NULL));
   PetscCall(PetscOptionsInt("-ksp_fused_single_kernel_rows", "CUDA device loop: up to this many rows the iterations run in one cooperative kernel with grid barriers (latency), above it from a CUDA graph of one kernel per step (bandwidth)", "", fused->single_kernel_rows, &fused->single_kernel_rows, NULL));
   PetscCheck(fused->single_kernel_rows >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_fused_single_kernel_rows %" PetscInt_FMT " must be non-negative", fused->single_kernel_rows);
@@ -108,8 +108,12 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
     PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [rank %d] device %" PetscInt_FMT ": %s (-fused_device_id to choose)\n", PetscGlobalRank, fused->cuda_device, name));
     PetscCall(PetscViewerFlush(viewer));
     PetscCall(PetscViewerASCIIPopSynchronized(viewer));
-    if (format == FUSED_FORMAT_DIA) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: DIA, %d diagonals, %zu bytes (-ksp_fused_mat_format %s)\n", ndiag, bytes, FusedFormatNames[fused->format]));
-    else PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: CSR, %zu bytes (-ksp_fused_mat_format %s)\n", bytes, FusedFormatNames[fused->format]));
+    {
+      const double growth = (double)bytes / (double)FusedDevMatCSRBytes(fused->devmat);
+      if (format == FUSED_FORMAT_DIA) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: DIA, %d diagonals, %zu bytes, %.2fx CSR (-ksp_fused_mat_format %s)\n", ndiag, bytes, growth, FusedFormatNames[fused->format]));
+      else if (format == FUSED_FORMAT_CSR) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: CSR, %zu bytes (-ksp_fused_mat_format %s)\n", bytes, FusedFormatNames[fused->format]));
+      else PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: %s, width %d, %zu bytes, %.2fx CSR (-ksp_fused_mat_format %s)\n", format == FUSED_FORMAT_ELL ? "ELL" : "HYB (ELL + CSR tail)", ndiag, bytes, growth, FusedFormatNames[fused->format]));
+    }
     if (fused->halo) PetscCall(PetscViewerASCIIPrintf(viewer, "  halo: %d ghost values per product on this rank, %" PetscInt_FMT " over all ranks; packed on the device, point-to-point MPI through pinned host buffers\n", nghost, fused->halo_total));
     if (fused->loop_why) PetscCall(PetscViewerASCIIPrintf(viewer, "  iterations: %s (%" PetscInt_FMT " of the last solve ran on the device)\n", fused->loop_why, fused->loop_its));
   }

@@ -156,7 +156,7 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
     size_t bytes;
 
     FusedDevMatGetInfo(fused->devmat, &format, &ndiag, &bytes, &ng);
-    PetscCall(PetscInfo(ksp, "Operator copied to device %" PetscInt_FMT ": %s storage, %d diagonals, %zu bytes, %d ghost values\n", fused->cuda_device, FusedFormatNames[format], ndiag, bytes, ng));
+    PetscCall(PetscInfo(ksp, "Operator copied to device %" PetscInt_FMT ": %s storage, %d diagonals or ELL width, %zu bytes, %d ghost values\n", fused->cuda_device, FusedFormatNames[format], ndiag, bytes, ng));
   }
   PetscFunctionReturn(0);
 }

@@ -1,0 +1,49 @@
+/* Storage formats of the operator on the device, built on the host from CSR
+   in plain C (no PETSc, no CUDA: the CUDA code and the CPU tests both use
+   it). Bell and Garland (2008) for ELL and HYB, Jost et al. for DIA.
+
+     CSR  as given.
+     DIA  values along at most FUSED_DIA_MAX diagonals: no column indices.
+     ELL  K entries per row, column-major (entry k of row i at k * n + i),
+          padded with zeros that point at the row itself.
+     HYB  ELL of width K plus the rest of each row in CSR. (Bell and Garland
+          keep the rest in COO; a CSR tail keeps each row's sum in one thread,
+          which the fused kernels need for their reductions.)
+
+   The automatic choice never takes more than 1.3x the CSR bytes. */
+#ifndef FUSEDFORMAT_H
+#define FUSEDFORMAT_H
+#include <stddef.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { FUSED_FORMAT_AUTO, FUSED_FORMAT_CSR, FUSED_FORMAT_DIA, FUSED_FORMAT_ELL, FUSED_FORMAT_HYB };
+#define FUSED_DIA_MAX 64
+/* most storage the automatic choice accepts, relative to CSR */
+#define FUSED_FORMAT_MAX_GROWTH 1.3
+
+typedef struct {
+  int     format, n;
+  int     ndiag, offsets[FUSED_DIA_MAX]; /* DIA */
+  double *dval;                          /* DIA: ndiag x n, diagonal-major */
+  int     K;                             /* ELL width (ELL, HYB) */
+  int    *ecol;                          /* K x n, column-major */
+  double *eval;
+  int    *rowptr, *col;                  /* CSR, or HYB's tail */
+  double *val;
+  size_t  bytes;                         /* what the device will hold */
+  size_t  csr_bytes;                     /* the same matrix in CSR */
+} FusedFormat;
+
+/* Returns 0, or 1 with a message (out of memory, DIA asked for with too many diagonals) */
+int    FusedFormatBuild(int n, const int *rowptr, const int *col, const double *val, int requested, FusedFormat *out, char *msg, size_t msglen);
+void   FusedFormatFree(FusedFormat *);
+/* y = A x on the host: the reference the device kernels are tested against */
+void   FusedFormatMult(const FusedFormat *, const double *x, double *y);
+extern const char *const FusedFormatNames[];
+
+#ifdef __cplusplus
+}
+#endif
+#endif

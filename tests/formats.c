@@ -1,0 +1,124 @@
+/* The device storage builders (src/mat/fusedformat.c) against AIJ's MatMult,
+   on the CPU: every format that applies (CSR, DIA, ELL, HYB, and the
+   automatic choice) on the test matrices, the built-in problems and edge
+   cases (an empty matrix, an empty row, one dense row among sparse ones,
+   explicit zeros, entries given out of order and twice), each product within
+   1e-14 of MatMult relative to the largest entry of the result, and the
+   automatic choice never above 1.3x the CSR bytes. */
+#include "problems.h"
+#include "mat/fusedformat.h"
+
+/* n = 60: row 0 dense, row 1 empty, row 2 with an explicit zero, the rest
+   tridiagonal, entries inserted from the right and twice (ADD_VALUES) */
+static PetscErrorCode EdgeMatrix(PetscInt n, Mat *A)
+{
+  PetscInt i, j;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateSeqAIJ(PETSC_COMM_SELF, n, n, n, NULL, A));
+  PetscCall(MatSetOption(*A, MAT_IGNORE_ZERO_ENTRIES, PETSC_FALSE));
+  for (j = n - 1; n > 0 && j >= 0; j--) PetscCall(MatSetValue(*A, 0, j, 1.0 + j, ADD_VALUES));
+  for (i = 2; i < n; i++) {
+    if (i + 1 < n) PetscCall(MatSetValue(*A, i, i + 1, -0.5, ADD_VALUES));
+    PetscCall(MatSetValue(*A, i, i, 2.0, ADD_VALUES));
+    PetscCall(MatSetValue(*A, i, i, 2.0, ADD_VALUES)); /* twice: 4 */
+    PetscCall(MatSetValue(*A, i, i - 1, i == 2 ? 0.0 : -1.0, ADD_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode CheckMatrix(Mat A, const char *name, PetscBool *ok)
+{
+  const PetscInt    *ia, *ja;
+  const PetscScalar *va, *xa;
+  PetscScalar       *ya;
+  PetscInt           n, f, i;
+  PetscBool          done;
+  Vec                x, y;
+  PetscRandom        rnd;
+  double            *yf;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCall(MatSeqAIJGetArrayRead(A, &va));
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &rnd));
+  PetscCall(PetscRandomSetSeed(rnd, 3));
+  PetscCall(PetscRandomSeed(rnd));
+  PetscCall(VecSetRandom(x, rnd));
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCall(MatMult(A, x, y));
+  PetscCall(PetscMalloc1(n + 1, &yf));
+  PetscCall(VecGetArrayRead(x, &xa));
+  PetscCall(VecGetArray(y, &ya));
+  for (f = FUSED_FORMAT_AUTO; f <= FUSED_FORMAT_HYB; f++) {
+    FusedFormat F;
+    char        msg[256];
+    double      err = 0.0, ymax = 0.0;
+
+    if (FusedFormatBuild((int)n, ia, ja, va, (int)f, &F, msg, sizeof(msg))) {
+      if (f == FUSED_FORMAT_DIA && strstr(msg, "diagonals")) {
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  %-14s dia: refused (%s)\n", name, msg));
+        continue;
+      }
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL: %s %s: %s\n", name, FusedFormatNames[f], msg));
+      *ok = PETSC_FALSE;
+      continue;
+    }
+    FusedFormatMult(&F, xa, yf);
+    for (i = 0; i < n; i++) {
+      err  = PetscMax(err, PetscAbsReal(yf[i] - ya[i]));
+      ymax = PetscMax(ymax, PetscAbsReal(ya[i]));
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "  %-14s %-4s -> %-4s K %3d ndiag %2d  %.2fx CSR bytes  rel. error %.1e\n", name, FusedFormatNames[f], FusedFormatNames[F.format], F.K, F.ndiag, F.csr_bytes ? (double)F.bytes / F.csr_bytes : 0.0, ymax > 0 ? err / ymax : err));
+    if (err > 1e-14 * PetscMax(ymax, 1e-300)) {
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL: %s %s: product off by %.3e (largest entry %.3e)\n", name, FusedFormatNames[f], err, ymax));
+      *ok = PETSC_FALSE;
+    }
+    if (f == FUSED_FORMAT_AUTO && (double)F.bytes > FUSED_FORMAT_MAX_GROWTH * F.csr_bytes) {
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL: %s: the automatic choice %s takes %.2fx the CSR bytes\n", name, FusedFormatNames[F.format], (double)F.bytes / F.csr_bytes));
+      *ok = PETSC_FALSE;
+    }
+    FusedFormatFree(&F);
+  }
+  PetscCall(VecRestoreArray(y, &ya));
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscCall(PetscFree(yf));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(MatSeqAIJRestoreArrayRead(A, &va));
+  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  const char *files[] = {"tests/data/494_bus.mtx", "tests/data/bcsstk13.mtx", "tests/data/olm1000.mtx", "tests/data/west0479.mtx"};
+  PetscBool   ok = PETSC_TRUE;
+  Mat         A;
+  PetscInt    i;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  for (i = 0; i < 4; i++) {
+    PetscCall(ProblemLoad(PETSC_COMM_SELF, files[i], &A));
+    PetscCall(CheckMatrix(A, strrchr(files[i], '/') + 1, &ok));
+    PetscCall(MatDestroy(&A));
+  }
+  PetscCall(ProblemCreate(PETSC_COMM_SELF, PROBLEM_LAP3D, 12, &A));
+  PetscCall(CheckMatrix(A, "lap3d-12", &ok));
+  PetscCall(MatDestroy(&A));
+  PetscCall(ProblemCreate(PETSC_COMM_SELF, PROBLEM_CONVDIFF, 20, &A));
+  PetscCall(CheckMatrix(A, "convdiff-20", &ok));
+  PetscCall(MatDestroy(&A));
+  PetscCall(EdgeMatrix(60, &A));
+  PetscCall(CheckMatrix(A, "edge-60", &ok));
+  PetscCall(MatDestroy(&A));
+  PetscCall(EdgeMatrix(0, &A));
+  PetscCall(CheckMatrix(A, "empty", &ok));
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "  formats: %s\n", ok ? "every product matches MatMult" : "MISMATCH"));
+  PetscCall(PetscFinalize());
+  return ok ? 0 : 1;
+}
