@@ -261,9 +261,11 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAGhosts(KSPFused *fused, const double *de
 {
   PetscFunctionBegin;
   if (!fused->halo) PetscFunctionReturn(0);
+  PetscCall(PetscLogEventBegin(KSP_Fused_Halo, 0, 0, 0, 0));
   PetscCallFusedCUDA(FusedCUDAHaloPack(fused->cuda, fused->devmat, dev_local));
   PetscCall(FusedHaloExchange(fused->halo, fused->halo_send, fused->halo_ghost));
   PetscCallFusedCUDA(FusedCUDAHaloUnpack(fused->cuda, fused->devmat));
+  PetscCall(PetscLogEventEnd(KSP_Fused_Halo, 0, 0, 0, 0));
   PetscFunctionReturn(0);
 }
 

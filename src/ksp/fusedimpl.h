@@ -63,7 +63,7 @@ typedef struct {
     PetscCheck(!fused_cuda_err_, PETSC_COMM_SELF, fused_cuda_err_ == FUSED_CUDA_ERR_MEM ? PETSC_ERR_MEM : PETSC_ERR_LIB, "%s", FusedCUDALastError()); \
   } while (0)
 
-PETSC_INTERN PetscLogEvent KSP_Fused_Allreduce, KSP_Fused_DeviceLoop, KSP_Fused_Convert;
+PETSC_INTERN PetscLogEvent KSP_Fused_Allreduce, KSP_Fused_DeviceLoop, KSP_Fused_Convert, KSP_Fused_Halo;
 PETSC_INTERN PetscLogEvent KSP_PCGFused_Update, KSP_PCGFused_Product;
 PETSC_INTERN PetscLogEvent KSP_PBCGSFused_ProductP, KSP_PBCGSFused_UpdateS, KSP_PBCGSFused_ProductS, KSP_PBCGSFused_UpdateXRP;
 PETSC_INTERN PetscLogEvent KSP_PGMRESFused_Product, KSP_PGMRESFused_MDot, KSP_PGMRESFused_Orthog, KSP_PGMRESFused_Normalize, KSP_PGMRESFused_Update;
