@@ -1,5 +1,6 @@
 /* The per-solver device workspace: vectors, reduction buffers, the loop
-   state, and the CUDA graph that runs a method's iterations without the host. */
+   state, and the device loops (a CUDA graph, or one cooperative kernel) that
+   run a method's iterations without the host; the halo's device packing. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

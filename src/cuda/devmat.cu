@@ -1,6 +1,6 @@
-/* The operator on the device, built from the host CSR arrays: DIA where the
-   nonzeros lie on few diagonals and that storage is no larger than CSR (no
-   column indices at all: Jost et al.), CSR otherwise. */
+/* The operator on the device, in the storage src/mat/fusedformat.c builds
+   from the host CSR arrays (DIA, ELL, HYB or CSR), with the off-process
+   block and the halo's buffers on several ranks. */
 #include <stdlib.h>
 #include <string.h>
 #include "cuda/fusedcuda_impl.cuh"

@@ -13,7 +13,7 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Pet
   PetscCall(PetscOptionsEnum("-ksp_fused_backend", "Where the fused steps run", "KSPFusedSetBackend", KSPFusedBackends, (PetscEnum)fused->backend_requested, (PetscEnum *)&fused->backend_requested, NULL));
   PetscCall(PetscOptionsBool("-ksp_fused_convert", "CUDA backend: keep a device copy of an AIJ operator (rebuilt when it changes)", "", fused->convert, &fused->convert, NULL));
   PetscCall(PetscOptionsEList("-ksp_fused_mat_format", "CUDA backend: storage of the operator's device copy: auto, csr, dia, ell, hyb", "", FusedFormatNames, 5, FusedFormatNames[fused->format], &fused->format, NULL));
-  PetscCall(PetscOptionsBool("-ksp_fused_device_loop", "CUDA backend: run the iterations from a CUDA graph, testing convergence on the device, where the test and monitors allow", "", fused->device_loop, &fused->device_loop, NULL));
+  PetscCall(PetscOptionsBool("-ksp_fused_device_loop", "CUDA backend: run the iterations on the device (one cooperative kernel or a CUDA graph), testing convergence there, where the test and monitors allow", "", fused->device_loop, &fused->device_loop, NULL));
   PetscCall(PetscOptionsInt("-ksp_fused_single_kernel_rows", "CUDA device loop: up to this many rows the iterations run in one cooperative kernel with grid barriers (latency), above it from a CUDA graph of one kernel per step (bandwidth)", "", fused->single_kernel_rows, &fused->single_kernel_rows, NULL));
   PetscCheck(fused->single_kernel_rows >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_fused_single_kernel_rows %" PetscInt_FMT " must be non-negative", fused->single_kernel_rows);
   PetscOptionsHeadEnd();

@@ -306,7 +306,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
       PetscFunctionReturn(0);
     }
   }
-  fused->loop_why = "on the device from a CUDA graph; the host looks only where the test stops it";
+  fused->loop_why = "on the device, from a CUDA graph of one kernel per step (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
   *allowed        = PETSC_TRUE;
   PetscFunctionReturn(0);
 }

@@ -34,10 +34,10 @@ typedef struct {
   char             backend_why[256];  /* why this backend, for -ksp_view */
 
   /* CUDA backend: the workspace (vector 0 is the Jacobi diagonal), the
-     operator on the device, and the host-staged exchange of its ghost values */
+     operator on the device, and the compressed exchange of its ghost values */
   PetscBool        convert;           /* -ksp_fused_convert: device copy of an AIJ operator */
   PetscInt         format;            /* -ksp_fused_mat_format */
-  PetscBool        device_loop;       /* -ksp_fused_device_loop: iterate from a CUDA graph where allowed */
+  PetscBool        device_loop;       /* -ksp_fused_device_loop: iterate on the device where allowed */
   PetscInt         single_kernel_rows; /* -ksp_fused_single_kernel_rows: up to this size, the loop is one cooperative kernel */
   FusedCUDA        cuda;
   PetscInt         cuda_device, cuda_n, cuda_nvecs, cuda_maxsums;
