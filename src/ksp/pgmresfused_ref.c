@@ -37,41 +37,68 @@ static PetscErrorCode PGMRESFusedProduct_Reference(KSP ksp, KSP_PGMRESFused *gm,
   PetscFunctionReturn(0);
 }
 
+/* The basis is read four vectors at a time, so w is read once per four
+   products instead of once per product (as PETSc's VecMDot does). */
 static PetscErrorCode PGMRESFusedMDot_Reference(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscScalar partial[])
 {
   PetscInt           n, i, l;
-  const PetscScalar *w, *v;
+  const PetscScalar *w, *v[4];
+  PetscScalar        ww = 0.0;
 
   PetscFunctionBegin;
   (void)ksp;
   PetscCall(VecGetLocalSize(gm->w, &n));
   PetscCall(VecGetArrayRead(gm->w, &w));
-  for (l = 0; l <= j; l++) partial[l] = 0.0;
-  for (l = 0; l < j; l++) {
-    PetscCall(VecGetArrayRead(gm->V[l], &v));
-    for (i = 0; i < n; i++) partial[l] += v[i] * w[i];
-    PetscCall(VecRestoreArrayRead(gm->V[l], &v));
+  for (l = 0; l < j; l += 4) {
+    const PetscInt m = PetscMin(4, j - l);
+    PetscScalar    s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    PetscInt       q;
+
+    for (q = 0; q < m; q++) PetscCall(VecGetArrayRead(gm->V[l + q], &v[q]));
+    for (q = m; q < 4; q++) v[q] = v[0]; /* read, never summed */
+    for (i = 0; i < n; i++) {
+      const PetscScalar wi = w[i];
+      s0 += v[0][i] * wi;
+      s1 += v[1][i] * wi;
+      s2 += v[2][i] * wi;
+      s3 += v[3][i] * wi;
+    }
+    partial[l] = s0;
+    if (m > 1) partial[l + 1] = s1;
+    if (m > 2) partial[l + 2] = s2;
+    if (m > 3) partial[l + 3] = s3;
+    for (q = 0; q < m; q++) PetscCall(VecRestoreArrayRead(gm->V[l + q], &v[q]));
   }
-  for (i = 0; i < n; i++) partial[j] += w[i] * w[i];
+  for (i = 0; i < n; i++) ww += w[i] * w[i];
+  partial[j] = ww;
   PetscCall(VecRestoreArrayRead(gm->w, &w));
   PetscCall(PetscLogFlops(2.0 * n * (j + 1)));
   PetscFunctionReturn(0);
 }
 
+/* w -= sum h_l v_l four basis vectors per pass over w, then the three sums */
 static PetscErrorCode PGMRESFusedOrthog_Reference(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, const PetscScalar h[], PetscScalar partial[])
 {
   PetscInt           n, i, l;
-  const PetscScalar *r, *v;
+  const PetscScalar *r, *v[4];
   PetscScalar       *w, ww = 0.0, wr = 0.0, rr = 0.0;
 
   PetscFunctionBegin;
   (void)ksp;
   PetscCall(VecGetLocalSize(gm->w, &n));
   PetscCall(VecGetArray(gm->w, &w));
-  for (l = 0; l < j; l++) {
-    PetscCall(VecGetArrayRead(gm->V[l], &v));
-    for (i = 0; i < n; i++) w[i] -= h[l] * v[i];
-    PetscCall(VecRestoreArrayRead(gm->V[l], &v));
+  for (l = 0; l < j; l += 4) {
+    const PetscInt m = PetscMin(4, j - l);
+    PetscScalar    c[4] = {0.0, 0.0, 0.0, 0.0};
+    PetscInt       q;
+
+    for (q = 0; q < m; q++) {
+      PetscCall(VecGetArrayRead(gm->V[l + q], &v[q]));
+      c[q] = h[l + q];
+    }
+    for (q = m; q < 4; q++) v[q] = v[0]; /* with a zero coefficient */
+    for (i = 0; i < n; i++) w[i] -= c[0] * v[0][i] + c[1] * v[1][i] + c[2] * v[2][i] + c[3] * v[3][i];
+    for (q = 0; q < m; q++) PetscCall(VecRestoreArrayRead(gm->V[l + q], &v[q]));
   }
   PetscCall(VecGetArrayRead(gm->r, &r));
   for (i = 0; i < n; i++) {
