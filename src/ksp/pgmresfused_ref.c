@@ -97,7 +97,8 @@ static PetscErrorCode PGMRESFusedOrthog_Reference(KSP ksp, KSP_PGMRESFused *gm, 
       c[q] = h[l + q];
     }
     for (q = m; q < 4; q++) v[q] = v[0]; /* with a zero coefficient */
-    for (i = 0; i < n; i++) w[i] -= c[0] * v[0][i] + c[1] * v[1][i] + c[2] * v[2][i] + c[3] * v[3][i];
+    /* left to right, the order of the CUDA kernel: w - c0 v0 - c1 v1 - ... */
+    for (i = 0; i < n; i++) w[i] = w[i] - c[0] * v[0][i] - c[1] * v[1][i] - c[2] * v[2][i] - c[3] * v[3][i];
     for (q = 0; q < m; q++) PetscCall(VecRestoreArrayRead(gm->V[l + q], &v[q]));
   }
   PetscCall(VecGetArrayRead(gm->r, &r));
