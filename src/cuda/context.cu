@@ -29,10 +29,13 @@ int FusedCUDAFail(cudaError_t err, const char *call, const char *file, int line)
   return FusedCUDASetError(code, "%s failed: %s (%s) at %s:%d", call, cudaGetErrorName(err), cudaGetErrorString(err), file, line);
 }
 
-/* cudaMalloc with the size in the message, for PETSC_ERR_MEM */
-static int FusedMalloc(void **ptr, size_t bytes, const char *what)
+/* cudaMalloc with the size in the message, for PETSC_ERR_MEM; no bytes, no buffer */
+int FusedMalloc(void **ptr, size_t bytes, const char *what)
 {
-  cudaError_t err = cudaMalloc(ptr, bytes);
+  cudaError_t err;
+  *ptr = NULL;
+  if (!bytes) return FUSED_CUDA_OK;
+  err = cudaMalloc(ptr, bytes);
   if (err == cudaErrorMemoryAllocation) {
     size_t freeb = 0, total = 0;
     (void)cudaGetLastError();

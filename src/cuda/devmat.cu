@@ -5,26 +5,12 @@
 #include <string.h>
 #include "cuda/fusedcuda_impl.cuh"
 
-static int DevAlloc(void **ptr, size_t bytes, size_t *total)
+/* A device copy of bytes of host memory, counted in *total */
+static int DevUpload(void **dst, const void *src, size_t bytes, size_t *total)
 {
-  cudaError_t err;
-  *ptr = NULL;
-  if (!bytes) return FUSED_CUDA_OK;
-  err = cudaMalloc(ptr, bytes);
-  if (err == cudaErrorMemoryAllocation) {
-    size_t freeb = 0, all = 0;
-    (void)cudaGetLastError();
-    (void)cudaMemGetInfo(&freeb, &all);
-    return FusedCUDASetError(FUSED_CUDA_ERR_MEM, "CUDA device out of memory: the operator needs %zu more bytes, %zu of %zu are free", bytes, freeb, all);
-  }
-  FUSED_CUDA_CHECK(err);
+  if (int err = FusedMalloc(dst, bytes, "the operator")) return err;
   *total += bytes;
-  return FUSED_CUDA_OK;
-}
-
-static int DevCopy(void *dst, const void *src, size_t bytes)
-{
-  if (bytes) FUSED_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  if (bytes) FUSED_CUDA_CHECK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice));
   return FUSED_CUDA_OK;
 }
 
@@ -49,32 +35,25 @@ extern "C" int FusedDevMatCreate(int n, const int *rowptr, const int *col, const
   A->csr_bytes   = F.csr_bytes;
   do {
     if (F.format == FUSED_FORMAT_DIA) {
-      if ((err = DevAlloc((void **)&A->offsets, sizeof(int) * F.ndiag, &A->bytes))) break;
-      if ((err = DevAlloc((void **)&A->dval, sizeof(double) * (size_t)F.ndiag * n, &A->bytes))) break;
-      if ((err = DevCopy(A->offsets, F.offsets, sizeof(int) * F.ndiag))) break;
-      if ((err = DevCopy(A->dval, F.dval, sizeof(double) * (size_t)F.ndiag * n))) break;
+      if ((err = DevUpload((void **)&A->offsets, F.offsets, sizeof(int) * F.ndiag, &A->bytes))) break;
+      if ((err = DevUpload((void **)&A->dval, F.dval, sizeof(double) * (size_t)F.ndiag * n, &A->bytes))) break;
       A->view.ndiag   = F.ndiag;
       A->view.offsets = A->offsets;
       A->view.dval    = A->dval;
       for (int k = 0; k < F.ndiag && k < FUSED_DIA_INLINE; k++) A->view.off[k] = F.offsets[k];
     }
     if (F.K > 0) {
-      if ((err = DevAlloc((void **)&A->ecol, sizeof(int) * (size_t)F.K * n, &A->bytes))) break;
-      if ((err = DevAlloc((void **)&A->eval, sizeof(double) * (size_t)F.K * n, &A->bytes))) break;
-      if ((err = DevCopy(A->ecol, F.ecol, sizeof(int) * (size_t)F.K * n))) break;
-      if ((err = DevCopy(A->eval, F.eval, sizeof(double) * (size_t)F.K * n))) break;
+      if ((err = DevUpload((void **)&A->ecol, F.ecol, sizeof(int) * (size_t)F.K * n, &A->bytes))) break;
+      if ((err = DevUpload((void **)&A->eval, F.eval, sizeof(double) * (size_t)F.K * n, &A->bytes))) break;
       A->view.K    = F.K;
       A->view.ecol = A->ecol;
       A->view.eval = A->eval;
     }
     if (F.rowptr) {
       const size_t tail = (size_t)F.rowptr[n];
-      if ((err = DevAlloc((void **)&A->rowptr, sizeof(int) * (n + 1), &A->bytes))) break;
-      if ((err = DevAlloc((void **)&A->col, sizeof(int) * tail, &A->bytes))) break;
-      if ((err = DevAlloc((void **)&A->val, sizeof(double) * tail, &A->bytes))) break;
-      if ((err = DevCopy(A->rowptr, F.rowptr, sizeof(int) * (n + 1)))) break;
-      if ((err = DevCopy(A->col, F.col, sizeof(int) * tail))) break;
-      if ((err = DevCopy(A->val, F.val, sizeof(double) * tail))) break;
+      if ((err = DevUpload((void **)&A->rowptr, F.rowptr, sizeof(int) * (n + 1), &A->bytes))) break;
+      if ((err = DevUpload((void **)&A->col, F.col, sizeof(int) * tail, &A->bytes))) break;
+      if ((err = DevUpload((void **)&A->val, F.val, sizeof(double) * tail, &A->bytes))) break;
       A->view.rowptr = A->rowptr;
       A->view.col    = A->col;
       A->view.val    = A->val;
@@ -82,13 +61,11 @@ extern "C" int FusedDevMatCreate(int n, const int *rowptr, const int *col, const
     A->bytes_per_product = (double)F.bytes;
     if (growptr && nghost > 0) {
       const size_t gnnz = (size_t)growptr[n];
-      if ((err = DevAlloc((void **)&A->growptr, sizeof(int) * (n + 1), &A->bytes))) break;
-      if ((err = DevAlloc((void **)&A->gcol, sizeof(int) * gnnz, &A->bytes))) break;
-      if ((err = DevAlloc((void **)&A->gval, sizeof(double) * gnnz, &A->bytes))) break;
-      if ((err = DevAlloc((void **)&A->ghost, sizeof(double) * nghost, &A->bytes))) break;
-      if ((err = DevCopy(A->growptr, growptr, sizeof(int) * (n + 1)))) break;
-      if ((err = DevCopy(A->gcol, gcol, sizeof(int) * gnnz))) break;
-      if ((err = DevCopy(A->gval, gval, sizeof(double) * gnnz))) break;
+      if ((err = DevUpload((void **)&A->growptr, growptr, sizeof(int) * (n + 1), &A->bytes))) break;
+      if ((err = DevUpload((void **)&A->gcol, gcol, sizeof(int) * gnnz, &A->bytes))) break;
+      if ((err = DevUpload((void **)&A->gval, gval, sizeof(double) * gnnz, &A->bytes))) break;
+      if ((err = FusedMalloc((void **)&A->ghost, sizeof(double) * nghost, "the operator's ghost values"))) break;
+      A->bytes += sizeof(double) * nghost;
       A->view.growptr = A->growptr;
       A->view.gcol    = A->gcol;
       A->view.gval    = A->gval;
@@ -146,9 +123,9 @@ extern "C" int FusedDevMatSetHalo(FusedDevMat A, int nsend, const int *send_idx,
 {
   int err;
   A->nsend = nsend;
-  if ((err = DevAlloc((void **)&A->send_idx, sizeof(int) * (size_t)nsend, &A->bytes))) return err;
-  if ((err = DevAlloc((void **)&A->send_dev, sizeof(double) * (size_t)nsend, &A->bytes))) return err;
-  if ((err = DevCopy(A->send_idx, send_idx, sizeof(int) * (size_t)nsend))) return err;
+  if ((err = DevUpload((void **)&A->send_idx, send_idx, sizeof(int) * (size_t)nsend, &A->bytes))) return err;
+  if ((err = FusedMalloc((void **)&A->send_dev, sizeof(double) * (size_t)nsend, "the halo's send buffer"))) return err;
+  A->bytes += sizeof(double) * (size_t)nsend;
   FUSED_CUDA_CHECK(cudaMallocHost((void **)&A->send_host, sizeof(double) * (size_t)(nsend > 0 ? nsend : 1)));
   FUSED_CUDA_CHECK(cudaMallocHost((void **)&A->ghost_host, sizeof(double) * (size_t)(A->nghost > 0 ? A->nghost : 1)));
   *send_host  = A->send_host;

@@ -9,6 +9,8 @@
    so that the C side can raise PETSC_ERR_MEM. */
 int FusedCUDAFail(cudaError_t err, const char *call, const char *file, int line);
 int FusedCUDASetError(int code, const char *fmt, ...);
+/* cudaMalloc that names what and how many bytes when memory runs out */
+int FusedMalloc(void **ptr, size_t bytes, const char *what);
 
 #define FUSED_CUDA_CHECK(call) \
   do { \
