@@ -71,11 +71,6 @@ build/tests/halo: tests/halo.c src/ksp/fusedhalo.c src/ksp/fusedhalo.h
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) $< src/ksp/fusedhalo.c -o $@ $(PETSC_LIB)
 
-# The format builders are internal too: their test compiles them in.
-build/tests/formats: tests/formats.c src/mat/fusedformat.c src/mat/fusedformat.h examples/problems.c examples/problems.h lib/libpetscfused.so
-	@mkdir -p $(dir $@)
-	$(PCC) $(CFLAGS) -Iexamples $< src/mat/fusedformat.c examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB)
-
 build/tests/%: tests/%.c examples/problems.c examples/problems.h examples/partition.c examples/partition.h lib/libpetscfused.so
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) -Iexamples $< examples/problems.c examples/partition.c -o $@ $(LIB_LINK) $(PETSC_LIB)

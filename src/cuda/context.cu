@@ -171,12 +171,6 @@ extern "C" int FusedCUDAGetSums(FusedCUDA ctx, int first, int count, double *hos
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedCUDASetSums(FusedCUDA ctx, int first, int count, const double *host)
-{
-  if (first < 0 || first + count > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "sums %d..%d out of range (%d)", first, first + count, ctx->maxsums);
-  return FusedCUDAUpload(ctx, ctx->sums + first, host, count);
-}
-
 extern "C" int FusedCUDASynchronize(FusedCUDA ctx)
 {
   FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));

@@ -58,7 +58,6 @@ extern "C" int FusedDevMatCreate(int n, const int *rowptr, const int *col, const
       A->view.col    = A->col;
       A->view.val    = A->val;
     }
-    A->bytes_per_product = (double)F.bytes;
     if (growptr && nghost > 0) {
       const size_t gnnz = (size_t)growptr[n];
       if ((err = DevUpload((void **)&A->growptr, growptr, sizeof(int) * (n + 1), &A->bytes))) break;
@@ -70,7 +69,6 @@ extern "C" int FusedDevMatCreate(int n, const int *rowptr, const int *col, const
       A->view.gcol    = A->gcol;
       A->view.gval    = A->gval;
       A->view.ghost   = A->ghost;
-      A->bytes_per_product += gnnz * (sizeof(double) + sizeof(int)) + (n + 1) * sizeof(int) + nghost * sizeof(double);
     }
   } while (0);
   FusedFormatFree(&F);
@@ -146,7 +144,3 @@ extern "C" void FusedDevMatGetInfo(FusedDevMat A, int *format, int *ndiag, size_
   if (nghost) *nghost = A->nghost;
 }
 
-extern "C" double FusedDevMatBytesPerProduct(FusedDevMat A)
-{
-  return A->bytes_per_product;
-}

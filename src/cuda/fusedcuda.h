@@ -31,7 +31,6 @@ int    FusedDevMatDestroy(FusedDevMat *A);
 int    FusedDevMatSetHalo(FusedDevMat A, int nsend, const int *send_idx, double **send_host, double **ghost_host);
 void   FusedDevMatGetInfo(FusedDevMat A, int *format, int *ndiag_or_width, size_t *bytes, int *nghost); /* ndiag for DIA, K for ELL and HYB */
 size_t FusedDevMatCSRBytes(FusedDevMat A);
-double FusedDevMatBytesPerProduct(FusedDevMat A); /* matrix bytes read by one product */
 
 /* ---- per-solver device workspace --------------------------------------- */
 typedef struct FusedCUDA_s *FusedCUDA;
@@ -46,7 +45,6 @@ int     FusedCUDAHaloPack(FusedCUDA ctx, FusedDevMat A, const double *x);      /
 int     FusedCUDAHaloUnpack(FusedCUDA ctx, FusedDevMat A);                     /* the ghost buffer to the device */
 /* waits for the device, then copies sums[first..first+count) of the last reductions */
 int     FusedCUDAGetSums(FusedCUDA ctx, int first, int count, double *host);
-int     FusedCUDASetSums(FusedCUDA ctx, int first, int count, const double *host);
 int     FusedCUDASynchronize(FusedCUDA ctx);
 
 /* What the device loop needs of KSPConvergedDefault after iteration 0 */
@@ -99,7 +97,7 @@ int FusedPGMRESStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int
    reads (tmp = d .* z_j with right Jacobi), whose ghosts the caller
    exchanges before FusedPGMRESProduct() */
 int FusedPGMRESProductInput(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, const double **in);
-int FusedPGMRESProduct(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j, double scale);
+int FusedPGMRESProduct(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j);
 int FusedPGMRESMDot(FusedCUDA ctx, const FusedPGMRESVecs *v, int j);
 int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, const double *h);
 int FusedPGMRESNormalize(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, double xi);

@@ -53,7 +53,6 @@ struct FusedDevMat_s {
   int         *send_idx;
   double      *send_dev, *send_host, *ghost_host;
   size_t       bytes;
-  double       bytes_per_product;
 };
 
 /* Device state of the loop that runs without the host */

@@ -111,10 +111,9 @@ extern "C" int FusedPGMRESStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESV
 
 /* Before the product the caller exchanges the ghosts of the vector the
    product reads: FusedPGMRESProductInput() says which. */
-extern "C" int FusedPGMRESProduct(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j, double scale)
+extern "C" int FusedPGMRESProduct(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j)
 {
   const double *in = j == 0 ? v->z0 : v->V + (size_t)(j - 1) * ctx->n;
-  (void)scale;
   if (v->right && v->d) in = v->tmp;
   PGMRESSpMVKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, v->w, in, v->right ? NULL : v->d);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESSpMVKernel");

@@ -56,7 +56,7 @@ static PetscErrorCode PGMRESFusedProduct_CUDA(KSP ksp, KSP_PGMRESFused *gm, Pets
   PetscFunctionBegin;
   PetscCallFusedCUDA(FusedPGMRESProductInput(gm->fused.cuda, &v, (int)j, scale, &in));
   PetscCall(KSPFusedCUDAGhosts(&gm->fused, in));
-  PetscCallFusedCUDA(FusedPGMRESProduct(gm->fused.cuda, gm->fused.devmat, &v, (int)j, scale));
+  PetscCallFusedCUDA(FusedPGMRESProduct(gm->fused.cuda, gm->fused.devmat, &v, (int)j));
   PetscCall(PetscLogFlops(2.0 * gm->fused.mat_nnz + 2.0 * gm->fused.cuda_n));
   PetscFunctionReturn(0);
 }
