@@ -79,6 +79,7 @@ extern "C" int FusedCUDACreate(int device, int n, int nvecs, int maxsums, const 
     /* enough blocks to fill the device, never more than there are rows to share */
     const int need = (n + FUSED_BLOCK - 1) / FUSED_BLOCK;
     const int most = prop.multiProcessorCount * 8;
+    ctx->sms       = prop.multiProcessorCount;
     ctx->nblocks   = need < 1 ? 1 : (need < most ? need : most);
   }
   TRY_CUDA(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
@@ -202,14 +203,35 @@ extern "C" int FusedCUDAGetHistory(FusedCUDA ctx, int first, int count, double *
   return FUSED_CUDA_OK;
 }
 
+/* What both device loops do around their launch: the state in (first
+   iteration, tolerances), and after the loop the iteration it stopped at. */
+static int FusedLoopStateIn(FusedCUDA ctx, const FusedConvergence *conv, int it0)
+{
+  FusedLoopState state;
+
+  state.it   = it0;
+  state.stop = 0;
+  state.conv = *conv;
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->state, &state, sizeof(state), cudaMemcpyHostToDevice, ctx->stream));
+  return FUSED_CUDA_OK;
+}
+
+static int FusedLoopStateOut(FusedCUDA ctx, int *its)
+{
+  FusedLoopState state;
+
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(&state, ctx->state, sizeof(state), cudaMemcpyDeviceToHost, ctx->stream));
+  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  *its = state.it;
+  return FUSED_CUDA_OK;
+}
+
 /* A while-loop graph: its body is captured from build(), whose last kernel
    clears the condition when the host must look. The graph is kept and
    relaunched while the kernel arguments are the same; what changes between
    solves (tolerances, the first iteration) lives in device memory. */
 int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*build)(FusedCUDA, const void *, cudaGraphConditionalHandle), const FusedConvergence *conv, int it0, int *its)
 {
-  FusedLoopState state;
-
   if (args_len > sizeof(ctx->loop_args)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "loop arguments of %zu bytes exceed %zu", args_len, sizeof(ctx->loop_args));
   if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;
   if (!ctx->loop_exec || ctx->loop_args_len != args_len || memcmp(ctx->loop_args, args, args_len)) {
@@ -262,15 +284,9 @@ int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*bui
     memcpy(ctx->loop_args, args, args_len);
     ctx->loop_args_len = args_len;
   }
-  state.it   = it0;
-  state.stop = 0;
-  state.conv = *conv;
-  FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->state, &state, sizeof(state), cudaMemcpyHostToDevice, ctx->stream));
+  if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
   FUSED_CUDA_CHECK(cudaGraphLaunch(ctx->loop_exec, ctx->stream));
-  FUSED_CUDA_CHECK(cudaMemcpyAsync(&state, ctx->state, sizeof(state), cudaMemcpyDeviceToHost, ctx->stream));
-  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
-  *its = state.it;
-  return FUSED_CUDA_OK;
+  return FusedLoopStateOut(ctx, its);
 }
 
 /* Device-to-device copy bandwidth (bytes read plus bytes written per second)
@@ -310,16 +326,13 @@ extern "C" int FusedCUDACopyBandwidth(int device, size_t bytes, int reps, double
 
 int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its)
 {
-  FusedLoopState state;
-  cudaDeviceProp prop;
-  int            per_sm = 0, need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, most, grid;
-  size_t         len;
+  int    per_sm = 0, need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, most, grid;
+  size_t len;
 
   if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;
-  FUSED_CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx->device));
   FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, FUSED_BLOCK, 0));
   /* every block sums all partials each iteration: keep the grid no larger than needed */
-  most = per_sm * prop.multiProcessorCount;
+  most = per_sm * ctx->sms;
   grid = need < 1 ? 1 : (need < most ? need : most);
   if (grid < 1) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the single-kernel loop does not fit on the device");
   len = (size_t)2 * nsums * grid;
@@ -331,16 +344,10 @@ int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, const
     if (int err = FusedMalloc((void **)&ctx->loop_partials, sizeof(double) * len, "the partial sums of the single-kernel loop")) return err;
     ctx->loop_partials_len = len;
   }
-  *partials  = ctx->loop_partials;
-  state.it   = it0;
-  state.stop = 0;
-  state.conv = *conv;
-  FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->state, &state, sizeof(state), cudaMemcpyHostToDevice, ctx->stream));
+  *partials = ctx->loop_partials;
+  if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
   FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, FUSED_BLOCK, kargs, 0, ctx->stream));
-  FUSED_CUDA_CHECK(cudaMemcpyAsync(&state, ctx->state, sizeof(state), cudaMemcpyDeviceToHost, ctx->stream));
-  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
-  *its = state.it;
-  return FUSED_CUDA_OK;
+  return FusedLoopStateOut(ctx, its);
 }
 
 __global__ static void FusedGatherKernel(int n, const int *idx, const double *x, double *out)

@@ -65,6 +65,7 @@ struct FusedLoopState {
 struct FusedCUDA_s {
   int             device, n, nvecs, maxsums;
   int             nblocks;  /* grid of the reduction kernels */
+  int             sms;      /* the device's multiprocessors */
   cudaStream_t    stream;
   double         *vecs;     /* nvecs vectors of length n */
   double         *partials; /* maxsums x nblocks */

@@ -306,7 +306,13 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
       PetscFunctionReturn(0);
     }
   }
-  fused->loop_why = "on the device, from a CUDA graph of one kernel per step (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
+  {
+    PetscInt n;
+
+    PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
+    fused->single_kernel = (PetscBool)(n <= fused->single_kernel_rows);
+  }
+  fused->loop_why = fused->single_kernel ? "on the device, in one cooperative kernel with grid barriers (-ksp_fused_single_kernel_rows); the host looks only where the test stops it" : "on the device, from a CUDA graph of one kernel per step (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
   *allowed        = PETSC_TRUE;
   PetscFunctionReturn(0);
 }

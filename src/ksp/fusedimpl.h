@@ -39,6 +39,7 @@ typedef struct {
   PetscInt         format;            /* -ksp_fused_mat_format */
   PetscBool        device_loop;       /* -ksp_fused_device_loop: iterate on the device where allowed */
   PetscInt         single_kernel_rows; /* -ksp_fused_single_kernel_rows: up to this size, the loop is one cooperative kernel */
+  PetscBool        single_kernel;      /* this solve's device loop is one cooperative kernel (else a CUDA graph) */
   FusedCUDA        cuda;
   PetscInt         cuda_device, cuda_n, cuda_nvecs, cuda_maxsums;
   FusedDevMat      devmat;

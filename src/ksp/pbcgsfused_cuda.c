@@ -99,9 +99,8 @@ static PetscErrorCode PBCGSFusedLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscIn
 
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
-  if (fused->cuda_n <= fused->single_kernel_rows) fused->loop_why = "on the device, in one cooperative kernel with grid barriers (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCallFusedCUDA(FusedPBCGSLoop(fused->cuda, fused->devmat, &v, &conv, (int)it0, fused->cuda_n <= fused->single_kernel_rows, &stopped));
+  PetscCallFusedCUDA(FusedPBCGSLoop(fused->cuda, fused->devmat, &v, &conv, (int)it0, fused->single_kernel, &stopped));
   PetscCall(PetscLogFlops((stopped - it0) * (30.0 * fused->cuda_n + 4.0 * fused->mat_nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   /* iteration 'stopped' is tested by the host itself, from product_p */

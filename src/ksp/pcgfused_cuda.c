@@ -71,9 +71,8 @@ static PetscErrorCode PCGFusedLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt it0,
 
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
-  if (fused->cuda_n <= fused->single_kernel_rows) fused->loop_why = "on the device, in one cooperative kernel with grid barriers (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCallFusedCUDA(FusedPCGLoop(fused->cuda, fused->devmat, &v, &conv, (int)it0, fused->cuda_n <= fused->single_kernel_rows, &stopped));
+  PetscCallFusedCUDA(FusedPCGLoop(fused->cuda, fused->devmat, &v, &conv, (int)it0, fused->single_kernel, &stopped));
   PetscCall(PetscLogFlops((stopped - it0) * (15.0 * fused->cuda_n + 2.0 * fused->mat_nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCall(KSPFusedCUDAReplay(ksp, fused, it0 + 1, stopped));
