@@ -347,10 +347,11 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP ksp, KSPFused *fused, PetscIn
   PetscFunctionReturn(0);
 }
 
-/* The initial guess (or zero) to x_dev, which holds the iterate from now on */
-PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToDevice(KSP ksp, KSPFused *fused, double *x_dev)
+/* b to b_dev, and the initial guess (or zero) to x_dev, which holds the iterate from now on */
+PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP ksp, KSPFused *fused, double *b_dev, double *x_dev)
 {
   PetscFunctionBegin;
+  PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_rhs, b_dev));
   if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->cuda, x_dev, (int)fused->cuda_n));
   else PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_sol, x_dev));
   fused->x_device = x_dev;

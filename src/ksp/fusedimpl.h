@@ -95,7 +95,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAGhosts(KSPFused *, const double *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP, KSPFused *, PetscBool *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP, FusedConvergence *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP, KSPFused *, PetscInt from, PetscInt to);
-PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToDevice(KSP, KSPFused *, double *);
+PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP, KSPFused *, double *b_dev, double *x_dev);
 PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToHost(KSP, KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedFinishSolve(KSP, KSPFused *);
 PETSC_INTERN PetscErrorCode KSPBuildSolution_Fused(KSP, Vec, Vec *);

@@ -33,8 +33,7 @@ static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscS
   (void)partial1; /* delivered by product_p */
   PetscCall(KSPFusedCUDAPrepare(ksp, fused, BCGS_NVECS, BCGS_DEVICE_SUMS, "pbcgsfused"));
   v = PBCGSFusedDeviceVecs(bcgs);
-  PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_rhs, v.b));
-  PetscCall(KSPFusedCUDASolutionToDevice(ksp, fused, v.x));
+  PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
   if (!ksp->guess_zero) PetscCall(KSPFusedCUDAGhosts(fused, v.x));
   PetscCallFusedCUDA(FusedPBCGSStart(fused->cuda, fused->devmat, &v, ksp->guess_zero ? 1 : 0));
   PetscCall(PetscLogFlops(3.0 * fused->cuda_n + (ksp->guess_zero ? 0.0 : 2.0 * fused->mat_nnz)));

@@ -31,8 +31,7 @@ static PetscErrorCode PCGFusedStart_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar 
   PetscCall(KSPFusedCUDAPrepare(ksp, fused, PCG_NVECS, PCG_NSUMS, "pcgfused"));
   v = PCGFusedDeviceVecs(ksp, cg);
   PetscCall(VecGetLocalSize(ksp->vec_rhs, &n));
-  PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_rhs, v.b));
-  PetscCall(KSPFusedCUDASolutionToDevice(ksp, fused, v.x));
+  PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
   if (!ksp->guess_zero) PetscCall(KSPFusedCUDAGhosts(fused, v.x));
   PetscCallFusedCUDA(FusedPCGStart(fused->cuda, fused->devmat, &v, ksp->guess_zero ? 1 : 0));
   PetscCall(PetscLogFlops(5.0 * n + (ksp->guess_zero ? 0.0 : 2.0 * fused->mat_nnz)));

@@ -37,8 +37,7 @@ static PetscErrorCode PGMRESFusedStart_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscS
     PetscCall(PetscSNPrintf(what, sizeof(what), "pgmresfused with restart %" PetscInt_FMT " (a smaller -ksp_pgmresfused_restart needs less)", m));
     PetscCall(KSPFusedCUDAPrepare(ksp, fused, GM_VEC_V + m, 2 * PetscMax(m + 1, GMRES_NSUMS), what));
     v = PGMRESFusedDeviceVecs(ksp, gm);
-    PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_rhs, v.b));
-    PetscCall(KSPFusedCUDASolutionToDevice(ksp, fused, v.x));
+    PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
   }
   v = PGMRESFusedDeviceVecs(ksp, gm);
   if (!ksp->guess_zero) PetscCall(KSPFusedCUDAGhosts(fused, v.x));
