@@ -241,6 +241,7 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   fused->convert           = PETSC_TRUE;
   fused->device_loop       = PETSC_TRUE;
   fused->single_kernel_rows = 1 << 20;
+  fused->cuda_device        = -1; /* picked at the first CUDA setup or solve */
   fused->format            = FUSED_FORMAT_AUTO;
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", KSPFusedSetBackend_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackend_C", KSPFusedGetBackend_Fused));

@@ -68,7 +68,8 @@ PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP ksp, KSPFused *fused)
   PetscFunctionReturn(0);
 }
 
-/* One device per node-local rank, round robin; -fused_device_id overrides */
+/* One device per node-local rank, round robin; -fused_device_id overrides.
+   Picked once per KSP (cuda_device < 0 until then). */
 static PetscErrorCode FusedPickDevice(KSP ksp, PetscInt *device)
 {
   MPI_Comm    local;
@@ -76,6 +77,7 @@ static PetscErrorCode FusedPickDevice(KSP ksp, PetscInt *device)
   PetscInt    count;
 
   PetscFunctionBegin;
+  if (*device >= 0) PetscFunctionReturn(0);
   PetscCall(FusedDeviceCount(&count, NULL, 0));
   {
     PetscInt  id;
@@ -183,7 +185,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASetUp(KSP ksp, KSPFused *fused)
   }
   PetscCall(FusedOperatorIsAIJ(ksp, &isaij));
   if (!isaij || !ksp->vec_sol) PetscFunctionReturn(0);
-  if (!fused->devmat) PetscCall(FusedPickDevice(ksp, &fused->cuda_device));
+  PetscCall(FusedPickDevice(ksp, &fused->cuda_device));
   PetscCall(FusedBuildDeviceOperator(ksp, fused));
   PetscFunctionReturn(0);
 }
@@ -194,7 +196,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
 
   PetscFunctionBegin;
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
-  if (!fused->cuda && !fused->devmat) PetscCall(FusedPickDevice(ksp, &fused->cuda_device));
+  PetscCall(FusedPickDevice(ksp, &fused->cuda_device));
   if (fused->cuda && (fused->cuda_n != n || fused->cuda_nvecs != nvecs || fused->cuda_maxsums < maxsums)) PetscCallFusedCUDA(FusedCUDADestroy(&fused->cuda));
   if (!fused->cuda) {
     PetscCallFusedCUDA(FusedCUDACreate((int)fused->cuda_device, (int)n, (int)nvecs, (int)maxsums, what, &fused->cuda));
