@@ -157,8 +157,8 @@ int main(int argc, char **argv)
     Mat       A;
     Vec       xstar, b;
     char      pname[PETSC_MAX_PATH_LEN];
-    PetscInt  rows;
-    double    opbytes = 0.0;
+    PetscInt  rows, nlocal;
+    double    opbytes = 0.0; /* bytes of one product on this rank */
 
     if ((i < n2 && sizes2d[i] <= 0) || (i >= n2 && i < n2 + n3 && sizes3d[i - n2] <= 0)) continue; /* 0: none of that kind */
     if (i < n2) {
@@ -175,18 +175,27 @@ int main(int argc, char **argv)
     }
     PetscCall(MatGetSize(A, &rows, NULL));
     PetscCall(ProblemExactSolution(A, &xstar, &b));
+    PetscCall(MatGetLocalSize(A, &nlocal, NULL));
     if (gpu && size == 1) PetscCall(OperatorBytes(A, &opbytes));
     if (size > 1) {
       /* the halo of one product: the ghost columns each rank reads, summed and at most */
       Mat             Ad, Ao;
       const PetscInt *garray;
       PetscInt        nghost, sum, most;
+      double          dbytes = 0.0, obytes = 0.0;
 
       PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
       PetscCall(MatGetSize(Ao, NULL, &nghost));
       PetscCallMPI(MPI_Allreduce(&nghost, &sum, 1, MPIU_INT, MPI_SUM, PETSC_COMM_WORLD));
       PetscCallMPI(MPI_Allreduce(&nghost, &most, 1, MPIU_INT, MPI_MAX, PETSC_COMM_WORLD));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s halo per product: %" PetscInt_FMT " values over all ranks, at most %" PetscInt_FMT " into one rank\n", pname, sum, most));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s halo per product: %" PetscInt_FMT " values over all ranks (%.1f MB), at most %" PetscInt_FMT " into one rank (%.1f MB), %.1f MB per rank on average\n", pname, sum, 8e-6 * sum, most, 8e-6 * most, 8e-6 * sum / size));
+      /* each rank's own product: its diagonal block, its ghost block and the
+         ghost values it reads; the floor is the slowest rank's */
+      if (gpu) {
+        PetscCall(OperatorBytes(Ad, &dbytes));
+        PetscCall(OperatorBytes(Ao, &obytes));
+        opbytes = dbytes + obytes + 8.0 * nghost;
+      }
     }
     for (m = 0; m < nm; m++) {
       PetscReal us = 0.0, overhead = 0.0;
@@ -196,7 +205,10 @@ int main(int argc, char **argv)
 
       PetscCall(TimeMethod(A, b, methods[m], its, &us, &overhead, &done, &restart));
       t = MethodTraffic(methods[m], restart);
-      if (gpu && size == 1 && t.passes > 0) floor_us = 1e6 * (t.passes * 8.0 * rows + t.products * opbytes) / bw;
+      if (gpu && t.passes > 0) {
+        double mine = 1e6 * (t.passes * 8.0 * nlocal + t.products * opbytes) / bw;
+        PetscCallMPI(MPI_Allreduce(&mine, &floor_us, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
+      }
       if (floor_us > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10" PetscInt_FMT " %-12s %6" PetscInt_FMT " %11.1f %11.1f %8.2f %14.2f\n", pname, rows, methods[m], done, (double)us, floor_us, (double)us / floor_us, (double)overhead));
       else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10" PetscInt_FMT " %-12s %6" PetscInt_FMT " %11.1f %11s %8s %14.2f\n", pname, rows, methods[m], done, (double)us, "-", "-", (double)overhead));
       if (csv) PetscCall(PetscFPrintf(PETSC_COMM_WORLD, csv, "%s,%s,%d,%s,%" PetscInt_FMT ",%s,%" PetscInt_FMT ",%.2f,%.2f,%.1f,%.3f\n", label, devname, size, pname, rows, methods[m], done, (double)us, floor_us, bw / 1e9, (double)overhead));

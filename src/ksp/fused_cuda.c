@@ -184,7 +184,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASetUp(KSP ksp, KSPFused *fused)
     if (!assembled) PetscFunctionReturn(0);
   }
   PetscCall(FusedOperatorIsAIJ(ksp, &isaij));
-  if (!isaij || !ksp->vec_sol) PetscFunctionReturn(0);
+  if (!isaij) PetscFunctionReturn(0);
   PetscCall(FusedPickDevice(ksp, &fused->cuda_device));
   PetscCall(FusedBuildDeviceOperator(ksp, fused));
   PetscFunctionReturn(0);
