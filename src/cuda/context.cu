@@ -349,28 +349,3 @@ int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, const
   FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, FUSED_BLOCK, kargs, 0, ctx->stream));
   return FusedLoopStateOut(ctx, its);
 }
-
-__global__ static void FusedGatherKernel(int n, const int *idx, const double *x, double *out)
-{
-  FUSED_GRID_LOOP(k, n) out[k] = x[idx[k]];
-}
-
-/* The entries of x the neighbours read, packed on the device and brought to the pinned send buffer */
-extern "C" int FusedCUDAHaloPack(FusedCUDA ctx, FusedDevMat A, const double *x)
-{
-  if (A->nsend > 0) {
-    const int blocks = (A->nsend + FUSED_BLOCK - 1) / FUSED_BLOCK;
-    FusedGatherKernel<<<blocks < ctx->nblocks ? blocks : ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->nsend, A->send_idx, x, A->send_dev);
-    FUSED_CUDA_CHECK_LAUNCH("FusedGatherKernel");
-    FUSED_CUDA_CHECK(cudaMemcpyAsync(A->send_host, A->send_dev, sizeof(double) * A->nsend, cudaMemcpyDeviceToHost, ctx->stream));
-  }
-  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
-  return FUSED_CUDA_OK;
-}
-
-/* The received ghost values (pinned) to the device, ahead of the product on the same stream */
-extern "C" int FusedCUDAHaloUnpack(FusedCUDA ctx, FusedDevMat A)
-{
-  if (A->nghost > 0) FUSED_CUDA_CHECK(cudaMemcpyAsync(A->ghost, A->ghost_host, sizeof(double) * A->nghost, cudaMemcpyHostToDevice, ctx->stream));
-  return FUSED_CUDA_OK;
-}

@@ -14,7 +14,7 @@ static int DevUpload(void **dst, const void *src, size_t bytes, size_t *total)
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedDevMatCreate(int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *out)
+extern "C" int FusedDevMatCreate(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *out)
 {
   FusedDevMat A;
   FusedFormat F;
@@ -22,6 +22,7 @@ extern "C" int FusedDevMatCreate(int n, const int *rowptr, const int *col, const
   int         err = FUSED_CUDA_OK;
 
   *out = NULL;
+  FUSED_CUDA_CHECK(cudaSetDevice(device)); /* the rank's device, also before its workspace exists */
   if (format < FUSED_FORMAT_AUTO || format > FUSED_FORMAT_HYB) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "unknown storage format %d", format);
   if (FusedFormatBuild(n, rowptr, col, val, format, &F, msg, sizeof(msg))) return FusedCUDASetError(strstr(msg, "memory") ? FUSED_CUDA_ERR_MEM : FUSED_CUDA_ERR_ARG, "%s", msg);
   A = (FusedDevMat)calloc(1, sizeof(*A));

@@ -24,7 +24,7 @@ typedef struct FusedDevMat_s *FusedDevMat;
 
 /* Local rows n; the diagonal block in CSR (columns 0..n-1); the off-process
    block in CSR over nghost compressed ghost columns (growptr NULL when none). */
-int    FusedDevMatCreate(int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *A);
+int    FusedDevMatCreate(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *A);
 int    FusedDevMatDestroy(FusedDevMat *A);
 /* The compressed halo: the nsend local indices the neighbours read, packed by
    neighbour; returns pinned buffers for the packed values and the ghosts */
@@ -41,8 +41,22 @@ double *FusedCUDAVec(FusedCUDA ctx, int i); /* device pointer of work vector i *
 int     FusedCUDAUpload(FusedCUDA ctx, double *dst, const double *host, int n);
 int     FusedCUDADownload(FusedCUDA ctx, double *host, const double *src, int n);
 int     FusedCUDAZero(FusedCUDA ctx, double *dst, int n);
-int     FusedCUDAHaloPack(FusedCUDA ctx, FusedDevMat A, const double *x);      /* x's halo entries into the send buffer */
-int     FusedCUDAHaloUnpack(FusedCUDA ctx, FusedDevMat A);                     /* the ghost buffer to the device */
+
+/* ---- the halo on the device (src/cuda/halo.cu) ------------------------- */
+/* x's halo entries packed into the device send buffer, then (to_host) into the
+   pinned one; returns when they are there */
+int FusedCUDAHaloPack(FusedCUDA ctx, FusedDevMat A, const double *x, int to_host);
+int FusedCUDAHaloUnpack(FusedCUDA ctx, FusedDevMat A); /* the pinned ghost buffer to the device */
+double *FusedDevMatSendBuffer(FusedDevMat A);        /* the device send buffer (packed by neighbour) */
+double *FusedDevMatGhostBuffer(FusedDevMat A);       /* the device ghost values (in the ghost block's column order) */
+/* Same-host transport: the send buffer is shared with the neighbours through
+   CUDA IPC, and each rank copies its ghosts straight from theirs. */
+#define FUSED_IPC_HANDLE_BYTES 64
+int FusedCUDAIpcExport(FusedDevMat A, unsigned char handle[FUSED_IPC_HANDLE_BYTES]);
+int FusedCUDAIpcOpen(int device, const unsigned char handle[FUSED_IPC_HANDLE_BYTES], void **base);
+int FusedCUDAIpcClose(void *base);
+/* count[i] values from src[i] to the ghost buffer at off[i], i < nsrc; returns when they are there */
+int FusedCUDAHaloPull(FusedCUDA ctx, FusedDevMat A, int nsrc, const double *const *src, const int *off, const int *count);
 /* waits for the device, then copies sums[first..first+count) of the last reductions */
 int     FusedCUDAGetSums(FusedCUDA ctx, int first, int count, double *host);
 int     FusedCUDASynchronize(FusedCUDA ctx);

@@ -15,6 +15,16 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Pet
   PetscCall(PetscOptionsEList("-ksp_fused_mat_format", "CUDA backend: storage of the operator's device copy: auto, csr, dia, ell, hyb", "", FusedFormatNames, 5, FusedFormatNames[fused->format], &fused->format, NULL));
   PetscCall(PetscOptionsBool("-ksp_fused_device_loop", "CUDA backend: run the iterations on the device (one cooperative kernel or a CUDA graph), testing convergence there, where the test and monitors allow", "", fused->device_loop, &fused->device_loop, NULL));
   PetscCall(PetscOptionsInt("-ksp_fused_single_kernel_rows", "CUDA device loop: up to this many rows the iterations run in one cooperative kernel with grid barriers (latency), above it from a CUDA graph of one kernel per step (bandwidth)", "", fused->single_kernel_rows, &fused->single_kernel_rows, NULL));
+  PetscCall(PetscOptionsEnum("-ksp_fused_halo", "CUDA backend, several ranks: how the ghost values travel: auto (ipc on one host), host (pinned buffers and MPI), ipc (device to device, CUDA IPC), cuda_aware_mpi", "", FusedHaloTransports, (PetscEnum)fused->halo_transport, (PetscEnum *)&fused->halo_transport, NULL));
+  {
+    PetscBool aware = PETSC_FALSE;
+    /* the global switch: the MPI takes device buffers */
+    PetscCall(PetscOptionsGetBool(((PetscObject)ksp)->options, NULL, "-fused_cuda_aware_mpi", &aware, NULL));
+    if (aware) {
+      PetscCall(FusedHaloCheckCUDAAwareMPI(PetscObjectComm((PetscObject)ksp)));
+      fused->halo_transport = FUSED_HALO_CUDA_AWARE_MPI;
+    }
+  }
   PetscCheck(fused->single_kernel_rows >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_fused_single_kernel_rows %" PetscInt_FMT " must be non-negative", fused->single_kernel_rows);
   PetscOptionsHeadEnd();
   PetscFunctionReturn(0);
@@ -114,7 +124,10 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
       else if (format == FUSED_FORMAT_CSR) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: CSR, %zu bytes (-ksp_fused_mat_format %s)\n", bytes, FusedFormatNames[fused->format]));
       else PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: %s, width %d, %zu bytes, %.2fx CSR (-ksp_fused_mat_format %s)\n", format == FUSED_FORMAT_ELL ? "ELL" : "HYB (ELL + CSR tail)", ndiag, bytes, growth, FusedFormatNames[fused->format]));
     }
-    if (fused->halo) PetscCall(PetscViewerASCIIPrintf(viewer, "  halo: %d ghost values per product on this rank, %" PetscInt_FMT " over all ranks; packed on the device, point-to-point MPI through pinned host buffers\n", nghost, fused->halo_total));
+    if (fused->halo) {
+      const char *how = fused->halo->transport == FUSED_HALO_IPC ? "copied device to device from the neighbours' buffers (CUDA IPC)" : fused->halo->transport == FUSED_HALO_CUDA_AWARE_MPI ? "point-to-point CUDA-aware MPI on device buffers" : "point-to-point MPI through pinned host buffers";
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  halo: %d ghost values per product on this rank, %" PetscInt_FMT " over all ranks; packed on the device, %s (-ksp_fused_halo %s)\n", nghost, fused->halo_total, how, FusedHaloTransports[fused->halo_transport]));
+    }
     if (fused->loop_why) PetscCall(PetscViewerASCIIPrintf(viewer, "  iterations: %s (%" PetscInt_FMT " of the last solve ran on the device)\n", fused->loop_why, fused->loop_its));
   }
   /* the placement is decided per solve; before the first one there is none to show */

@@ -115,8 +115,8 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
   PetscCall(PetscObjectStateGet((PetscObject)Amat, &state));
   if (fused->devmat && id == fused->devmat_id && state == fused->devmat_state) PetscFunctionReturn(0);
   PetscCall(PetscLogEventBegin(KSP_Fused_Convert, ksp, 0, 0, 0));
+  PetscCall(KSPFusedCUDAHaloDestroy(fused)); /* before the buffers it shares go */
   PetscCallFusedCUDA(FusedDevMatDestroy(&fused->devmat));
-  PetscCall(FusedHaloDestroy(&fused->halo));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATMPIAIJ, &ismpi));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   if (ismpi) PetscCall(MatMPIAIJGetSeqAIJ(Amat, &Ad, &Ao, &garray));
@@ -133,7 +133,7 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
     fused->mat_nnz += oia[on];
   }
   {
-    const int err = FusedDevMatCreate((int)n, ia, ja, va, (int)nghost, oia, oja, ova, (int)fused->format, &fused->devmat);
+    const int err = FusedDevMatCreate((int)fused->cuda_device, (int)n, ia, ja, va, (int)nghost, oia, oja, ova, (int)fused->format, &fused->devmat);
     PetscCall(MatSeqAIJRestoreArrayRead(Ad, &va));
     PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
     if (Ao) {
@@ -149,6 +149,7 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
     PetscCall(FusedHaloCreate(Amat, nghost, garray, &fused->halo));
     PetscCall(FusedHaloVolume(fused->halo, &nsend, &fused->halo_total));
     PetscCallFusedCUDA(FusedDevMatSetHalo(fused->devmat, (int)nsend, fused->halo->send_idx, &fused->halo_send, &fused->halo_ghost));
+    PetscCall(KSPFusedCUDAHaloSetUp(fused, fused->halo_transport));
   }
   fused->devmat_id    = id;
   fused->devmat_state = state;
@@ -221,9 +222,9 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *fused)
 {
   PetscFunctionBegin;
+  PetscCall(KSPFusedCUDAHaloDestroy(fused)); /* before the buffers it shares go */
   PetscCallFusedCUDA(FusedCUDADestroy(&fused->cuda));
   PetscCallFusedCUDA(FusedDevMatDestroy(&fused->devmat));
-  PetscCall(FusedHaloDestroy(&fused->halo));
   fused->devmat_id    = 0;
   fused->devmat_state = 0;
   PetscFunctionReturn(0);
@@ -252,22 +253,6 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDADownload(KSPFused *fused, const double *
   PetscCall(VecGetArrayWrite(v, &a));
   PetscCallFusedCUDA(FusedCUDADownload(fused->cuda, a, dev, (int)n));
   PetscCall(VecRestoreArrayWrite(v, &a));
-  PetscFunctionReturn(0);
-}
-
-/* The ghost values of the device vector dev_local for the next product:
-   the entries the neighbours read are packed on the device, exchanged
-   point to point through pinned host buffers, and go back to the device
-   ahead of the product (collective). */
-PETSC_INTERN PetscErrorCode KSPFusedCUDAGhosts(KSPFused *fused, const double *dev_local)
-{
-  PetscFunctionBegin;
-  if (!fused->halo) PetscFunctionReturn(0);
-  PetscCall(PetscLogEventBegin(KSP_Fused_Halo, 0, 0, 0, 0));
-  PetscCallFusedCUDA(FusedCUDAHaloPack(fused->cuda, fused->devmat, dev_local));
-  PetscCall(FusedHaloExchange(fused->halo, fused->halo_send, fused->halo_ghost));
-  PetscCallFusedCUDA(FusedCUDAHaloUnpack(fused->cuda, fused->devmat));
-  PetscCall(PetscLogEventEnd(KSP_Fused_Halo, 0, 0, 0, 0));
   PetscFunctionReturn(0);
 }
 

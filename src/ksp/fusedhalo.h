@@ -7,6 +7,15 @@
 #define FUSEDHALO_H
 #include <petscmat.h>
 
+/* How the packed entries travel on the CUDA backend (ksp/fusedhalo_cuda.c) */
+typedef enum {
+  FUSED_HALO_AUTO,           /* ipc where every rank is on one host, else host */
+  FUSED_HALO_HOST,           /* device -> pinned host buffer -> MPI -> pinned -> device */
+  FUSED_HALO_IPC,            /* device to device: each rank copies from its neighbours' send buffers (CUDA IPC) */
+  FUSED_HALO_CUDA_AWARE_MPI  /* MPI on the device buffers */
+} FusedHaloTransport;
+PETSC_INTERN const char *const FusedHaloTransports[];
+
 typedef struct _n_FusedHalo *FusedHalo;
 struct _n_FusedHalo {
   MPI_Comm     comm;
@@ -17,6 +26,14 @@ struct _n_FusedHalo {
   PetscInt    *send_off;              /* nsend + 1 offsets into send_idx */
   PetscInt    *send_idx;              /* local indices of the entries to send, packed by neighbour */
   MPI_Request *req;                   /* nrecv + nsend */
+  /* the transport of the CUDA backend */
+  FusedHaloTransport transport;
+  void             **peer_base;        /* ipc: each sender's send buffer, opened here (nrecv) */
+  const double     **peer_src;         /* ipc: where our entries start in it */
+  int               *pull_off, *pull_count; /* ipc: where they go in the ghost array, how many */
+  MPI_Request       *tokens;           /* ipc: 'ready' and 'done with your buffer' messages, 2 (nrecv + nsend) */
+  int               *token_buf;
+  PetscBool          tokens_pending;   /* ipc: the 'done' messages of the last exchange are in flight */
 };
 
 /* garray: the sorted global columns of the off-diagonal block (MatMPIAIJGetSeqAIJ) */

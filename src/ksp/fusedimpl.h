@@ -50,6 +50,7 @@ typedef struct {
   FusedHalo        halo;              /* the compressed exchange of the operator's ghost values */
   double          *halo_send, *halo_ghost; /* its pinned buffers (owned by devmat) */
   PetscInt         halo_total;        /* entries exchanged per product, summed over ranks */
+  FusedHaloTransport halo_transport;  /* -ksp_fused_halo: how the entries travel (auto: decided per operator) */
   double          *x_device;          /* the iterate on the device during a CUDA solve, else NULL */
   const char      *loop_why;          /* where the iterations ran in the last solve */
   PetscInt         loop_its;          /* iterations run by the device loop in the last solve */
@@ -92,6 +93,9 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAUpload(KSPFused *, Vec, double *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDADownload(KSPFused *, const double *, Vec);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAGhosts(KSPFused *, const double *);
+PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloSetUp(KSPFused *, FusedHaloTransport);
+PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloDestroy(KSPFused *);
+PETSC_INTERN PetscErrorCode FusedHaloCheckCUDAAwareMPI(MPI_Comm);
 PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP, KSPFused *, PetscBool *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP, FusedConvergence *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP, KSPFused *, PetscInt from, PetscInt to);
