@@ -33,6 +33,12 @@ PETSC_EXTERN PetscErrorCode KSPFusedGetBackendUsed(KSP, KSPFusedBackend *);
 PETSC_EXTERN PetscErrorCode KSPPGMRESFusedSetRestart(KSP, PetscInt);
 PETSC_EXTERN PetscErrorCode KSPPGMRESFusedGetRestart(KSP, PetscInt *);
 
+/* The sparse matrix on the GPU: AIJ on the host (the master for assembly),
+   DIA, ELL, HYB or CSR on the device (-mat_hybcuda_format). */
+#define MATHYBCUDA    "hybcuda"
+#define MATSEQHYBCUDA "seqhybcuda"
+#define MATMPIHYBCUDA "mpihybcuda"
+
 /* CUDA devices visible to this process; 0 with a reason where there is no
    device or no usable driver. Never errors for the absence of a GPU. */
 PETSC_EXTERN PetscErrorCode PetscFusedCUDADeviceCount(PetscInt *, char *reason, size_t reasonlen);

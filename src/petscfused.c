@@ -5,6 +5,10 @@
 PETSC_EXTERN PetscErrorCode KSPCreate_PCGFused(KSP);
 PETSC_EXTERN PetscErrorCode KSPCreate_PBCGSFused(KSP);
 PETSC_EXTERN PetscErrorCode KSPCreate_PGMRESFused(KSP);
+PETSC_EXTERN PetscErrorCode MatCreate_HYBCUDA(Mat);
+PETSC_EXTERN PetscErrorCode MatCreate_SeqHYBCUDA(Mat);
+PETSC_EXTERN PetscErrorCode MatCreate_MPIHYBCUDA(Mat);
+PETSC_INTERN PetscLogEvent  MAT_HYBCUDA_Build, MAT_HYBCUDA_Values, MAT_HYBCUDA_Mult;
 
 PetscClassId  PETSCFUSED_CLASSID;
 PetscLogEvent KSP_Fused_Allreduce, KSP_Fused_DeviceLoop, KSP_Fused_Convert, KSP_Fused_Halo;
@@ -43,11 +47,18 @@ PetscErrorCode PetscFusedInitializePackage(void)
   if (PetscFusedPackageInitialized) PetscFunctionReturn(0);
   PetscFusedPackageInitialized = PETSC_TRUE;
   PetscCall(KSPInitializePackage());
+  PetscCall(MatInitializePackage());
   PetscCall(PetscClassIdRegister("PetscFused", &PETSCFUSED_CLASSID));
 
   PetscCall(KSPRegister(KSPPCGFUSED, KSPCreate_PCGFused));
   PetscCall(KSPRegister(KSPPBCGSFUSED, KSPCreate_PBCGSFused));
   PetscCall(KSPRegister(KSPPGMRESFUSED, KSPCreate_PGMRESFused));
+  PetscCall(MatRegister(MATHYBCUDA, MatCreate_HYBCUDA));
+  PetscCall(MatRegister(MATSEQHYBCUDA, MatCreate_SeqHYBCUDA));
+  PetscCall(MatRegister(MATMPIHYBCUDA, MatCreate_MPIHYBCUDA));
+  PetscCall(PetscLogEventRegister("HYBCUDABuild", MAT_CLASSID, &MAT_HYBCUDA_Build));
+  PetscCall(PetscLogEventRegister("HYBCUDAValues", MAT_CLASSID, &MAT_HYBCUDA_Values));
+  PetscCall(PetscLogEventRegister("HYBCUDAMult", MAT_CLASSID, &MAT_HYBCUDA_Mult));
 
   /* one event per fused step, so -log_view shows where the time goes */
   PetscCall(PetscLogEventRegister("FusedAllreduce", PETSCFUSED_CLASSID, &KSP_Fused_Allreduce));

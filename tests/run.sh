@@ -9,6 +9,7 @@
 #           gpu           needs a CUDA device, then exit code 0
 #           error:REGEX   nonzero exit and REGEX (grep -E) in the output
 #           gpuerror:REGEX  the same, on a CUDA device only (skipped elsewhere)
+#           nogpuerror:REGEX  the same, where there is no CUDA device (skipped on a GPU host)
 cd "$(dirname "$0")/.." || exit 2
 BIN=build/tests
 LOG=build/test-logs
@@ -34,6 +35,9 @@ while IFS='|' read -r name ranks expect cmd; do
   if { [ "$expect" = gpu ] || [ "${expect#gpuerror:}" != "$expect" ]; } && [ "$HAVE_GPU" = 0 ]; then
     echo "SKIP $name (no CUDA device)"; skip=$((skip + 1)); continue
   fi
+  if [ "${expect#nogpuerror:}" != "$expect" ] && [ "$HAVE_GPU" = 1 ]; then
+    echo "SKIP $name (tests the machine without a CUDA device)"; skip=$((skip + 1)); continue
+  fi
   prog=${cmd%% *}; args=${cmd#"$prog"}
   [ "$prog" = "$cmd" ] && args=""
   exe=$BIN/$prog; [ -x "$exe" ] || exe=build/examples/$prog # the examples are tested too
@@ -44,7 +48,7 @@ while IFS='|' read -r name ranks expect cmd; do
   ok=0
   case "$expect" in
     pass|gpu) [ $rc = 0 ] && ok=1 ;;
-    error:*|gpuerror:*) re=${expect#*error:}; [ $rc != 0 ] && [ $rc != 124 ] && grep -Eq -- "$re" "$LOG/$name.log" && ok=1 ;;
+    error:*|gpuerror:*|nogpuerror:*) re=${expect#*error:}; [ $rc != 0 ] && [ $rc != 124 ] && grep -Eq -- "$re" "$LOG/$name.log" && ok=1 ;;
   esac
   summary=$(grep -E '^  ' "$LOG/$name.log" | tail -1 | sed 's/^ *//' | cut -c1-110)
   if [ $ok = 1 ]; then

@@ -30,6 +30,8 @@ extern "C" int FusedDevMatCreate(int device, int n, const int *rowptr, const int
     FusedFormatFree(&F);
     return FusedCUDASetError(FUSED_CUDA_ERR_MEM, "host out of memory for the device operator");
   }
+  A->device      = device;
+  A->ncols       = n;
   A->view.n      = n;
   A->view.format = F.format;
   A->nghost      = nghost;
@@ -52,6 +54,7 @@ extern "C" int FusedDevMatCreate(int device, int n, const int *rowptr, const int
     }
     if (F.rowptr) {
       const size_t tail = (size_t)F.rowptr[n];
+      A->tail           = tail;
       if ((err = DevUpload((void **)&A->rowptr, F.rowptr, sizeof(int) * (n + 1), &A->bytes))) break;
       if ((err = DevUpload((void **)&A->col, F.col, sizeof(int) * tail, &A->bytes))) break;
       if ((err = DevUpload((void **)&A->val, F.val, sizeof(double) * tail, &A->bytes))) break;
@@ -85,7 +88,7 @@ extern "C" int FusedDevMatDestroy(FusedDevMat *pA)
 {
   FusedDevMat A = *pA;
   int         err = FUSED_CUDA_OK;
-  void       *bufs[13];
+  void       *bufs[15];
 
   if (!A) return FUSED_CUDA_OK;
   bufs[0] = A->rowptr;
@@ -101,7 +104,10 @@ extern "C" int FusedDevMatDestroy(FusedDevMat *pA)
   bufs[10] = A->send_dev;
   bufs[11] = A->ecol;
   bufs[12] = A->eval;
-  for (int i = 0; i < 13; i++) {
+  bufs[13] = A->x_dev;
+  bufs[14] = A->y_dev;
+  (void)cudaSetDevice(A->device);
+  for (int i = 0; i < 15; i++) {
     cudaError_t e = cudaFree(bufs[i]);
     if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaFree (operator)", __FILE__, __LINE__);
   }
@@ -112,6 +118,10 @@ extern "C" int FusedDevMatDestroy(FusedDevMat *pA)
   if (A->ghost_host) {
     cudaError_t e = cudaFreeHost(A->ghost_host);
     if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaFreeHost (halo)", __FILE__, __LINE__);
+  }
+  if (A->stream) {
+    cudaError_t e = cudaStreamDestroy(A->stream);
+    if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaStreamDestroy (operator)", __FILE__, __LINE__);
   }
   free(A);
   *pA = NULL;
@@ -132,6 +142,11 @@ extern "C" int FusedDevMatSetHalo(FusedDevMat A, int nsend, const int *send_idx,
   return FUSED_CUDA_OK;
 }
 
+extern "C" size_t FusedDevMatTailEntries(FusedDevMat A)
+{
+  return A->tail;
+}
+
 extern "C" size_t FusedDevMatCSRBytes(FusedDevMat A)
 {
   return A->csr_bytes;
@@ -145,3 +160,69 @@ extern "C" void FusedDevMatGetInfo(FusedDevMat A, int *format, int *ndiag, size_
   if (nghost) *nghost = A->nghost;
 }
 
+
+extern "C" int FusedDevMatSetColumns(FusedDevMat A, int ncols)
+{
+  if (ncols != A->view.n && A->view.format != FUSED_FORMAT_CSR) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a %d x %d operator must be stored as CSR (DIA and ELL padding assume a square block)", A->view.n, ncols);
+  A->ncols = ncols;
+  return FUSED_CUDA_OK;
+}
+
+__global__ static void FusedSpMVKernel(FusedMatView A, const double *__restrict__ x, const double *__restrict__ z, double *__restrict__ y)
+{
+  FUSED_GRID_LOOP(i, A.n)
+  {
+    const double s = FusedRowProduct(A, x, i);
+    y[i]           = z ? z[i] + s : s;
+  }
+}
+
+/* y = A x (+ z) with host vectors: x (and the ghost values) in, y out. The
+   transfers are the price of host vectors; the fused solvers never pay it. */
+extern "C" int FusedDevMatMult(FusedDevMat A, const double *x, const double *ghost, const double *z, double *y)
+{
+  const int n = A->view.n;
+  FUSED_CUDA_CHECK(cudaSetDevice(A->device));
+  if (!A->stream) FUSED_CUDA_CHECK(cudaStreamCreateWithFlags(&A->stream, cudaStreamNonBlocking));
+  if (!A->x_dev) {
+    if (int err = FusedMalloc((void **)&A->x_dev, sizeof(double) * (size_t)(A->ncols > 0 ? A->ncols : 1), "the product's input vector")) return err;
+    if (int err = FusedMalloc((void **)&A->y_dev, sizeof(double) * (size_t)(n > 0 ? 2 * n : 1), "the product's output vectors")) return err;
+  }
+  if (n == 0) return FUSED_CUDA_OK;
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(A->x_dev, x, sizeof(double) * A->ncols, cudaMemcpyHostToDevice, A->stream));
+  if (A->nghost > 0) FUSED_CUDA_CHECK(cudaMemcpyAsync(A->ghost, ghost, sizeof(double) * A->nghost, cudaMemcpyHostToDevice, A->stream));
+  if (z) FUSED_CUDA_CHECK(cudaMemcpyAsync(A->y_dev + n, z, sizeof(double) * n, cudaMemcpyHostToDevice, A->stream));
+  {
+    const int blocks = (n + FUSED_BLOCK - 1) / FUSED_BLOCK;
+    FusedSpMVKernel<<<blocks < 65535 ? blocks : 65535, FUSED_BLOCK, 0, A->stream>>>(A->view, A->x_dev, z ? A->y_dev + n : NULL, A->y_dev);
+    FUSED_CUDA_CHECK_LAUNCH("FusedSpMVKernel");
+  }
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(y, A->y_dev, sizeof(double) * n, cudaMemcpyDeviceToHost, A->stream));
+  FUSED_CUDA_CHECK(cudaStreamSynchronize(A->stream));
+  return FUSED_CUDA_OK;
+}
+
+/* New values on the same nonzero pattern (a Jacobian re-assembled): the
+   storage is rebuilt on the host in the format already chosen and only the
+   value arrays go to the device. Returns FUSED_CUDA_ERR_ARG when the layout
+   came out different, and the caller rebuilds the whole copy. */
+extern "C" int FusedDevMatUpdateValues(FusedDevMat A, const int *rowptr, const int *col, const double *val, const int *growptr, const double *gval)
+{
+  FusedFormat F;
+  char        msg[256];
+  const int   n   = A->view.n;
+  int         err = FUSED_CUDA_OK;
+
+  FUSED_CUDA_CHECK(cudaSetDevice(A->device));
+  if (FusedFormatBuild(n, rowptr, col, val, A->view.format, &F, msg, sizeof(msg))) return FusedCUDASetError(strstr(msg, "memory") ? FUSED_CUDA_ERR_MEM : FUSED_CUDA_ERR_ARG, "%s", msg);
+  /* the same pattern gives the same layout; checked all the same, as a wrong one would corrupt the product */
+  if (F.format != A->view.format || F.ndiag != A->view.ndiag || F.K != A->view.K || (size_t)(F.rowptr ? F.rowptr[n] : 0) != A->tail) err = FUSED_CUDA_ERR_ARG;
+  for (int d = 0; !err && d < F.ndiag && d < FUSED_DIA_INLINE; d++)
+    if (F.offsets[d] != A->view.off[d]) err = FUSED_CUDA_ERR_ARG;
+  if (!err && F.dval) FUSED_CUDA_CHECK(cudaMemcpy(A->dval, F.dval, sizeof(double) * (size_t)F.ndiag * n, cudaMemcpyHostToDevice));
+  if (!err && F.eval) FUSED_CUDA_CHECK(cudaMemcpy(A->eval, F.eval, sizeof(double) * (size_t)F.K * n, cudaMemcpyHostToDevice));
+  if (!err && F.val) FUSED_CUDA_CHECK(cudaMemcpy(A->val, F.val, sizeof(double) * (size_t)F.rowptr[n], cudaMemcpyHostToDevice));
+  if (!err && A->gval && growptr) FUSED_CUDA_CHECK(cudaMemcpy(A->gval, gval, sizeof(double) * (size_t)growptr[n], cudaMemcpyHostToDevice));
+  FusedFormatFree(&F);
+  return err;
+}

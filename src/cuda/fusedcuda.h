@@ -31,6 +31,13 @@ int    FusedDevMatDestroy(FusedDevMat *A);
 int    FusedDevMatSetHalo(FusedDevMat A, int nsend, const int *send_idx, double **send_host, double **ghost_host);
 void   FusedDevMatGetInfo(FusedDevMat A, int *format, int *ndiag_or_width, size_t *bytes, int *nghost); /* ndiag for DIA, K for ELL and HYB */
 size_t FusedDevMatCSRBytes(FusedDevMat A);
+size_t FusedDevMatTailEntries(FusedDevMat A); /* entries kept in CSR: the CSR format, or HYB's tail */
+/* For the hybcuda matrix type: a rectangular block (CSR only), products with
+   host vectors, and new values on an unchanged pattern (FUSED_CUDA_ERR_ARG:
+   the layout changed, build a new copy) */
+int    FusedDevMatSetColumns(FusedDevMat A, int ncols);
+int    FusedDevMatMult(FusedDevMat A, const double *x, const double *ghost, const double *z, double *y);
+int    FusedDevMatUpdateValues(FusedDevMat A, const int *rowptr, const int *col, const double *val, const int *growptr, const double *gval);
 
 /* ---- per-solver device workspace --------------------------------------- */
 typedef struct FusedCUDA_s *FusedCUDA;

@@ -46,13 +46,17 @@ struct FusedDevMat_s {
   FusedMatView view;
   int         *rowptr, *col, *offsets, *growptr, *gcol, *ecol;
   double      *val, *dval, *gval, *ghost, *eval;
-  size_t       csr_bytes;
+  size_t       csr_bytes, tail; /* tail: entries in CSR (the CSR format, or HYB's rest) */
   int          nghost;
   /* the compressed halo: local indices to send, packed on the device, and pinned staging */
   int          nsend;
   int         *send_idx;
   double      *send_dev, *send_host, *ghost_host;
   size_t       bytes;
+  /* products with host vectors (the hybcuda matrix type): made at the first one */
+  int          device, ncols;
+  cudaStream_t stream;
+  double      *x_dev, *y_dev;
 };
 
 /* Device state of the loop that runs without the host */

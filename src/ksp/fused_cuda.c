@@ -26,7 +26,7 @@ static PetscErrorCode FusedOperatorIsAIJ(KSP ksp, PetscBool *isaij)
 
   PetscFunctionBegin;
   PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)Amat, isaij, MATSEQAIJ, MATMPIAIJ, ""));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)Amat, isaij, MATSEQAIJ, MATMPIAIJ, MATSEQHYBCUDA, MATMPIHYBCUDA, ""));
   PetscFunctionReturn(0);
 }
 
@@ -69,8 +69,8 @@ PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP ksp, KSPFused *fused)
 }
 
 /* One device per node-local rank, round robin; -fused_device_id overrides.
-   Picked once per KSP (cuda_device < 0 until then). */
-static PetscErrorCode FusedPickDevice(KSP ksp, PetscInt *device)
+   Picked once per KSP or matrix (*device < 0 until then). */
+PETSC_INTERN PetscErrorCode FusedPickDevice(PetscObject obj, PetscInt *device)
 {
   MPI_Comm    local;
   PetscMPIInt lrank;
@@ -83,14 +83,15 @@ static PetscErrorCode FusedPickDevice(KSP ksp, PetscInt *device)
     PetscInt  id;
     PetscBool set;
 
-    PetscCall(PetscOptionsGetInt(((PetscObject)ksp)->options, NULL, "-fused_device_id", &id, &set));
+    PetscCall(PetscOptionsGetInt(obj->options, NULL, "-fused_device_id", &id, &set));
     if (set) {
       PetscCheck(id >= 0 && id < count, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-fused_device_id %" PetscInt_FMT ": this process sees %" PetscInt_FMT " CUDA device(s), 0 to %" PetscInt_FMT, id, count, count - 1);
       *device = id;
       PetscFunctionReturn(0);
     }
   }
-  PetscCallMPI(MPI_Comm_split_type(PetscObjectComm((PetscObject)ksp), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
+  PetscCheck(count > 0, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "no CUDA device");
+  PetscCallMPI(MPI_Comm_split_type(PetscObjectComm(obj), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
   PetscCallMPI(MPI_Comm_rank(local, &lrank));
   PetscCallMPI(MPI_Comm_free(&local));
   *device = lrank % count;
@@ -98,12 +99,22 @@ static PetscErrorCode FusedPickDevice(KSP ksp, PetscInt *device)
 }
 
 /* The operator's device copy, rebuilt when the matrix (id or state) changed */
+/* Our own copy is freed; a hybcuda matrix's copy is the matrix's */
+static PetscErrorCode FusedReleaseDeviceOperator(KSPFused *fused)
+{
+  PetscFunctionBegin;
+  if (fused->devmat_borrowed) fused->devmat = NULL;
+  else PetscCallFusedCUDA(FusedDevMatDestroy(&fused->devmat));
+  fused->devmat_borrowed = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
 {
   Mat               Amat, Ad, Ao = NULL;
   PetscObjectId     id;
   PetscObjectState  state;
-  PetscBool         ismpi, done;
+  PetscBool         ismpi, isseqhyb, done;
   const PetscInt   *ia, *ja, *oia = NULL, *oja = NULL, *garray = NULL;
   const PetscScalar *va, *ova = NULL;
   PetscInt          n, on, nghost = 0;
@@ -116,11 +127,26 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
   if (fused->devmat && id == fused->devmat_id && state == fused->devmat_state) PetscFunctionReturn(0);
   PetscCall(PetscLogEventBegin(KSP_Fused_Convert, ksp, 0, 0, 0));
   PetscCall(KSPFusedCUDAHaloDestroy(fused)); /* before the buffers it shares go */
-  PetscCallFusedCUDA(FusedDevMatDestroy(&fused->devmat));
-  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATMPIAIJ, &ismpi));
+  PetscCall(FusedReleaseDeviceOperator(fused));
+  PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATSEQHYBCUDA, &isseqhyb));
+  if (isseqhyb) {
+    /* the matrix is on the device already: the solver works on its copy */
+    PetscInt device;
+    MatInfo  info;
+
+    PetscCall(MatHYBCUDAGetDevMat(Amat, &fused->devmat, &device));
+    PetscCheck(device == fused->cuda_device, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "the hybcuda operator is on CUDA device %" PetscInt_FMT " and the solver on %" PetscInt_FMT "; give both the same -fused_device_id", device, fused->cuda_device);
+    fused->devmat_borrowed = PETSC_TRUE;
+    PetscCall(MatGetInfo(Amat, MAT_LOCAL, &info));
+    fused->mat_nnz      = info.nz_used;
+    fused->devmat_id    = id;
+    fused->devmat_state = state;
+    PetscCall(PetscLogEventEnd(KSP_Fused_Convert, ksp, 0, 0, 0));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)Amat, &ismpi, MATMPIAIJ, MATMPIHYBCUDA, ""));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
-  if (ismpi) PetscCall(MatMPIAIJGetSeqAIJ(Amat, &Ad, &Ao, &garray));
-  else Ad = Amat;
+  PetscCall(MatHYBCUDAGetBlocks(Amat, &Ad, &Ao, &garray));
   PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "cannot get the CSR arrays of the operator's diagonal block");
   PetscCall(MatSeqAIJGetArrayRead(Ad, &va));
@@ -186,7 +212,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASetUp(KSP ksp, KSPFused *fused)
   }
   PetscCall(FusedOperatorIsAIJ(ksp, &isaij));
   if (!isaij) PetscFunctionReturn(0);
-  PetscCall(FusedPickDevice(ksp, &fused->cuda_device));
+  PetscCall(FusedPickDevice((PetscObject)ksp, &fused->cuda_device));
   PetscCall(FusedBuildDeviceOperator(ksp, fused));
   PetscFunctionReturn(0);
 }
@@ -197,7 +223,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
 
   PetscFunctionBegin;
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
-  PetscCall(FusedPickDevice(ksp, &fused->cuda_device));
+  PetscCall(FusedPickDevice((PetscObject)ksp, &fused->cuda_device));
   if (fused->cuda && (fused->cuda_n != n || fused->cuda_nvecs != nvecs || fused->cuda_maxsums < maxsums)) PetscCallFusedCUDA(FusedCUDADestroy(&fused->cuda));
   if (!fused->cuda) {
     PetscCallFusedCUDA(FusedCUDACreate((int)fused->cuda_device, (int)n, (int)nvecs, (int)maxsums, what, &fused->cuda));
@@ -224,7 +250,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *fused)
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAHaloDestroy(fused)); /* before the buffers it shares go */
   PetscCallFusedCUDA(FusedCUDADestroy(&fused->cuda));
-  PetscCallFusedCUDA(FusedDevMatDestroy(&fused->devmat));
+  PetscCall(FusedReleaseDeviceOperator(fused));
   fused->devmat_id    = 0;
   fused->devmat_state = 0;
   PetscFunctionReturn(0);

@@ -43,6 +43,7 @@ typedef struct {
   FusedCUDA        cuda;
   PetscInt         cuda_device, cuda_n, cuda_nvecs, cuda_maxsums;
   FusedDevMat      devmat;
+  PetscBool        devmat_borrowed;   /* devmat is a hybcuda operator's own copy, not ours to free */
   PetscObjectId    devmat_id;
   PetscObjectState devmat_state;
   PetscLogDouble   mat_nnz;           /* local nonzeros of the operator, for the flop counts */
@@ -96,6 +97,10 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAGhosts(KSPFused *, const double *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloSetUp(KSPFused *, FusedHaloTransport);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloDestroy(KSPFused *);
 PETSC_INTERN PetscErrorCode FusedHaloCheckCUDAAwareMPI(MPI_Comm);
+PETSC_INTERN PetscErrorCode FusedPickDevice(PetscObject, PetscInt *);
+/* the hybcuda matrix type (src/mat/hybcuda.c) */
+PETSC_INTERN PetscErrorCode MatHYBCUDAGetBlocks(Mat, Mat *Ad, Mat *Ao, const PetscInt **garray);
+PETSC_INTERN PetscErrorCode MatHYBCUDAGetDevMat(Mat, FusedDevMat *, PetscInt *device);
 PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP, KSPFused *, PetscBool *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP, FusedConvergence *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP, KSPFused *, PetscInt from, PetscInt to);
