@@ -85,6 +85,9 @@ static PetscErrorCode Changes(Mat A, Mat H, const char *name)
   MatType     btype;
 
   PetscFunctionBegin;
+  /* MatShift() on a matrix with a missing diagonal entry (west0479) inserts it, on both */
+  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatSetOption(H, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   PetscCall(MatScale(A, 2.5));
   PetscCall(MatScale(H, 2.5));
   PetscCall(PetscSNPrintf(what, sizeof(what), "%s after MatScale", name));
@@ -107,8 +110,6 @@ static PetscErrorCode Changes(Mat A, Mat H, const char *name)
   PetscCall(Compare(A, H, what));
   /* a new entry in the last row, far from the diagonal: a new pattern */
   PetscCall(MatGetSize(A, &N, NULL));
-  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
-  PetscCall(MatSetOption(H, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   if (rend == N && N > 1) {
     PetscCall(MatSetValue(A, N - 1, 0, 0.25, ADD_VALUES));
     PetscCall(MatSetValue(H, N - 1, 0, 0.25, ADD_VALUES));

@@ -66,7 +66,7 @@ static PetscErrorCode MatHYBCUDASetUpScatter(Mat A, Mat_HYBCUDA *h, PetscInt ngh
 /* Brings the device copy up to the matrix's state: values only where the
    nonzero pattern is the one it was built on, else a new copy. On failure
    (device memory exhausted) the host matrix is untouched and no copy is kept. */
-PETSC_INTERN PetscErrorCode MatHYBCUDASync(Mat A)
+static PetscErrorCode MatHYBCUDARefresh(Mat A, PetscBool force)
 {
   Mat_HYBCUDA       *h = (Mat_HYBCUDA *)A->spptr;
   PetscObjectState   state, nzstate;
@@ -80,7 +80,7 @@ PETSC_INTERN PetscErrorCode MatHYBCUDASync(Mat A)
   PetscFunctionBegin;
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   PetscCall(MatGetNonzeroState(A, &nzstate));
-  if (h->dev && state == h->dev_state) PetscFunctionReturn(0);
+  if (h->dev && state == h->dev_state && !force) PetscFunctionReturn(0);
   PetscCall(MatHYBCUDAGetBlocks(A, &Ad, &Ao, &garray));
   PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "hybcuda: cannot get the CSR arrays of the matrix");
@@ -121,6 +121,13 @@ PETSC_INTERN PetscErrorCode MatHYBCUDASync(Mat A)
   }
   h->dev_state   = state;
   h->dev_nzstate = nzstate;
+  PetscFunctionReturn(0);
+}
+
+PETSC_INTERN PetscErrorCode MatHYBCUDASync(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatHYBCUDARefresh(A, PETSC_FALSE));
   PetscFunctionReturn(0);
 }
 
@@ -175,8 +182,9 @@ static PetscErrorCode MatMult_HYBCUDA(Mat A, Vec x, Vec y)
   PetscFunctionReturn(0);
 }
 
-/* A^T kept as a hybcuda matrix of its own (MatTranspose() keeps the type),
-   rebuilt when A changes: deterministic, no atomics, one more device copy. */
+/* A^T kept as a hybcuda matrix of its own, transposed on the host from an
+   AIJ copy and rebuilt when A changes: deterministic, no atomics, one more
+   device copy. */
 static PetscErrorCode MatHYBCUDATranspose(Mat A, Mat *At)
 {
   Mat_HYBCUDA     *h = (Mat_HYBCUDA *)A->spptr;
@@ -185,8 +193,13 @@ static PetscErrorCode MatHYBCUDATranspose(Mat A, Mat *At)
   PetscFunctionBegin;
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   if (!h->transpose || state != h->transpose_state) {
+    Mat aij;
+
     PetscCall(MatDestroy(&h->transpose));
-    PetscCall(MatTranspose(A, MAT_INITIAL_MATRIX, &h->transpose));
+    PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &aij));
+    PetscCall(MatTranspose(aij, MAT_INITIAL_MATRIX, &h->transpose));
+    PetscCall(MatDestroy(&aij));
+    PetscCall(MatConvert(h->transpose, MATHYBCUDA, MAT_INPLACE_MATRIX, &h->transpose));
     h->transpose_state = state;
   }
   *At = h->transpose;
@@ -219,11 +232,12 @@ static PetscErrorCode MatAssemblyEnd_HYBCUDA(Mat A, MatAssemblyType mode)
 
   PetscFunctionBegin;
   PetscCall((*h->aijops.assemblyend)(A, mode));
-  /* the matrix lives on the device from here on. MatAssemblyEnd() raises the
-     state by one after us: the copy is noted as holding that state (were it
-     raised otherwise, the first product would just upload the values again) */
+  /* the matrix lives on the device from here on. MatSetValues() leaves the
+     state as it was, so the refresh is forced; MatAssemblyEnd() raises the
+     state by one after us, and the copy is noted as holding that state (were
+     it raised otherwise, the first product would just upload the values again) */
   if (mode == MAT_FINAL_ASSEMBLY) {
-    PetscCall(MatHYBCUDASync(A));
+    PetscCall(MatHYBCUDARefresh(A, PETSC_TRUE));
     h->dev_state++;
   }
   PetscFunctionReturn(0);
