@@ -110,6 +110,9 @@ static PetscErrorCode Changes(Mat A, Mat H, const char *name)
   PetscCall(Compare(A, H, what));
   /* a new entry in the last row, far from the diagonal: a new pattern */
   PetscCall(MatGetSize(A, &N, NULL));
+  /* again: MatShift() may have preallocated anew, which resets the option */
+  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatSetOption(H, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   if (rend == N && N > 1) {
     PetscCall(MatSetValue(A, N - 1, 0, 0.25, ADD_VALUES));
     PetscCall(MatSetValue(H, N - 1, 0, 0.25, ADD_VALUES));
