@@ -98,7 +98,6 @@ PETSC_INTERN PetscErrorCode FusedPickDevice(PetscObject obj, PetscInt *device)
   PetscFunctionReturn(0);
 }
 
-/* The operator's device copy, rebuilt when the matrix (id or state) changed */
 /* Our own copy is freed; a hybcuda matrix's copy is the matrix's */
 static PetscErrorCode FusedReleaseDeviceOperator(KSPFused *fused)
 {
@@ -109,6 +108,7 @@ static PetscErrorCode FusedReleaseDeviceOperator(KSPFused *fused)
   PetscFunctionReturn(0);
 }
 
+/* The operator's device copy, rebuilt when the matrix (id or state) changed */
 static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
 {
   Mat               Amat, Ad, Ao = NULL;
