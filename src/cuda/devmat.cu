@@ -14,6 +14,34 @@ static int DevUpload(void **dst, const void *src, size_t bytes, size_t *total)
   return FUSED_CUDA_OK;
 }
 
+/* The rows that read ghost values, and the start of each one's entries */
+static int UploadBoundaryRows(FusedDevMat A, int n, const int *growptr)
+{
+  int *brow, *bptr, nb = 0, err;
+
+  for (int i = 0; i < n; i++) nb += growptr[i + 1] > growptr[i];
+  brow = (int *)malloc(sizeof(int) * (size_t)(nb + 1));
+  bptr = (int *)malloc(sizeof(int) * (size_t)(nb + 1));
+  if (!brow || !bptr) {
+    free(brow);
+    free(bptr);
+    return FusedCUDASetError(FUSED_CUDA_ERR_MEM, "host out of memory for the list of %d boundary rows", nb);
+  }
+  nb = 0;
+  for (int i = 0; i < n; i++)
+    if (growptr[i + 1] > growptr[i]) {
+      brow[nb]   = i;
+      bptr[nb++] = growptr[i];
+    }
+  bptr[nb]  = growptr[n];
+  A->nbound = nb;
+  err       = DevUpload((void **)&A->brow, brow, sizeof(int) * (size_t)nb, &A->bytes);
+  if (!err) err = DevUpload((void **)&A->bptr, bptr, sizeof(int) * (size_t)(nb + 1), &A->bytes);
+  free(brow);
+  free(bptr);
+  return err;
+}
+
 extern "C" int FusedDevMatCreate(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *out)
 {
   FusedDevMat A;
@@ -73,6 +101,7 @@ extern "C" int FusedDevMatCreate(int device, int n, const int *rowptr, const int
       A->view.gcol    = A->gcol;
       A->view.gval    = A->gval;
       A->view.ghost   = A->ghost;
+      if ((err = UploadBoundaryRows(A, n, growptr))) break;
     }
   } while (0);
   FusedFormatFree(&F);
@@ -88,7 +117,7 @@ extern "C" int FusedDevMatDestroy(FusedDevMat *pA)
 {
   FusedDevMat A = *pA;
   int         err = FUSED_CUDA_OK;
-  void       *bufs[15];
+  void       *bufs[17];
 
   if (!A) return FUSED_CUDA_OK;
   bufs[0] = A->rowptr;
@@ -106,8 +135,10 @@ extern "C" int FusedDevMatDestroy(FusedDevMat *pA)
   bufs[12] = A->eval;
   bufs[13] = A->x_dev;
   bufs[14] = A->y_dev;
+  bufs[15] = A->brow;
+  bufs[16] = A->bptr;
   (void)cudaSetDevice(A->device);
-  for (int i = 0; i < 15; i++) {
+  for (int i = 0; i < 17; i++) {
     cudaError_t e = cudaFree(bufs[i]);
     if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaFree (operator)", __FILE__, __LINE__);
   }
@@ -123,6 +154,18 @@ extern "C" int FusedDevMatDestroy(FusedDevMat *pA)
     cudaError_t e = cudaStreamDestroy(A->stream);
     if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaStreamDestroy (operator)", __FILE__, __LINE__);
   }
+  if (A->halo_stream) {
+    cudaError_t e = cudaStreamDestroy(A->halo_stream);
+    if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaStreamDestroy (halo)", __FILE__, __LINE__);
+  }
+  if (A->packed) {
+    cudaError_t e = cudaEventDestroy(A->packed);
+    if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaEventDestroy (halo)", __FILE__, __LINE__);
+  }
+  if (A->arrived) {
+    cudaError_t e = cudaEventDestroy(A->arrived);
+    if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaEventDestroy (halo)", __FILE__, __LINE__);
+  }
   free(A);
   *pA = NULL;
   return err;
@@ -137,6 +180,10 @@ extern "C" int FusedDevMatSetHalo(FusedDevMat A, int nsend, const int *send_idx,
   A->bytes += sizeof(double) * (size_t)nsend;
   FUSED_CUDA_CHECK(cudaMallocHost((void **)&A->send_host, sizeof(double) * (size_t)(nsend > 0 ? nsend : 1)));
   FUSED_CUDA_CHECK(cudaMallocHost((void **)&A->ghost_host, sizeof(double) * (size_t)(A->nghost > 0 ? A->nghost : 1)));
+  FUSED_CUDA_CHECK(cudaSetDevice(A->device));
+  FUSED_CUDA_CHECK(cudaStreamCreateWithFlags(&A->halo_stream, cudaStreamNonBlocking));
+  FUSED_CUDA_CHECK(cudaEventCreateWithFlags(&A->packed, cudaEventDisableTiming));
+  FUSED_CUDA_CHECK(cudaEventCreateWithFlags(&A->arrived, cudaEventDisableTiming));
   *send_host  = A->send_host;
   *ghost_host = A->ghost_host;
   return FUSED_CUDA_OK;

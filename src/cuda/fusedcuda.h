@@ -51,9 +51,13 @@ int     FusedCUDAZero(FusedCUDA ctx, double *dst, int n);
 
 /* ---- the halo on the device (src/cuda/halo.cu) ------------------------- */
 /* x's halo entries packed into the device send buffer, then (to_host) into the
-   pinned one; returns when they are there */
+   pinned one: queued on the solver's stream, and waited for with
+   FusedCUDAHaloWaitPacked(), so that a product can be queued in between */
 int FusedCUDAHaloPack(FusedCUDA ctx, FusedDevMat A, const double *x, int to_host);
-int FusedCUDAHaloUnpack(FusedCUDA ctx, FusedDevMat A); /* the pinned ghost buffer to the device */
+int FusedCUDAHaloWaitPacked(FusedDevMat A);
+/* the pinned ghost buffer to the device, on the halo's stream: what the
+   solver's stream queues next waits for it */
+int FusedCUDAHaloUnpack(FusedCUDA ctx, FusedDevMat A);
 double *FusedDevMatSendBuffer(FusedDevMat A);        /* the device send buffer (packed by neighbour) */
 double *FusedDevMatGhostBuffer(FusedDevMat A);       /* the device ghost values (in the ghost block's column order) */
 /* Same-host transport: the send buffer is shared with the neighbours through
@@ -62,7 +66,8 @@ double *FusedDevMatGhostBuffer(FusedDevMat A);       /* the device ghost values 
 int FusedCUDAIpcExport(FusedDevMat A, unsigned char handle[FUSED_IPC_HANDLE_BYTES]);
 int FusedCUDAIpcOpen(int device, const unsigned char handle[FUSED_IPC_HANDLE_BYTES], void **base);
 int FusedCUDAIpcClose(void *base);
-/* count[i] values from src[i] to the ghost buffer at off[i], i < nsrc; returns when they are there */
+/* count[i] values from src[i] to the ghost buffer at off[i], i < nsrc, on the
+   halo's stream after the pack; returns when they are there */
 int FusedCUDAHaloPull(FusedCUDA ctx, FusedDevMat A, int nsrc, const double *const *src, const int *off, const int *count);
 /* waits for the device, then copies sums[first..first+count) of the last reductions */
 int     FusedCUDAGetSums(FusedCUDA ctx, int first, int count, double *host);
@@ -90,6 +95,11 @@ typedef struct {
 int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero);
 int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha, double beta);
 int FusedPCGProduct(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v);
+/* the product split around the halo exchange: the local block first (it may
+   run while the ghost values travel), then the rows that read them; the sums
+   come out as FusedPCGProduct's. Needs 6 sums in the workspace. */
+int FusedPCGProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v);
+int FusedPCGProductGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v);
 /* iterations it0+1, ... on the device, until the test or a breakdown check
    asks the host to look; *its is that iteration. From a CUDA graph, or with
    single_kernel from one cooperative kernel with grid barriers. */

@@ -53,6 +53,13 @@ struct FusedDevMat_s {
   int         *send_idx;
   double      *send_dev, *send_host, *ghost_host;
   size_t       bytes;
+  /* the rows with off-process entries and where each one's start in gcol/gval:
+     their part of a product can wait for the halo while the rest runs */
+  int          nbound;
+  int         *brow, *bptr;
+  /* the halo's own stream, and the events that order it with the solver's */
+  cudaStream_t halo_stream;
+  cudaEvent_t  packed, arrived;
   /* products with host vectors (the hybcuda matrix type): made at the first one */
   int          device, ncols;
   cudaStream_t stream;

@@ -21,14 +21,30 @@ extern "C" int FusedCUDAHaloPack(FusedCUDA ctx, FusedDevMat A, const double *x, 
     FUSED_CUDA_CHECK_LAUNCH("FusedGatherKernel");
     if (to_host) FUSED_CUDA_CHECK(cudaMemcpyAsync(A->send_host, A->send_dev, sizeof(double) * A->nsend, cudaMemcpyDeviceToHost, ctx->stream));
   }
-  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  FUSED_CUDA_CHECK(cudaEventRecord(A->packed, ctx->stream));
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDAHaloWaitPacked(FusedDevMat A)
+{
+  FUSED_CUDA_CHECK(cudaEventSynchronize(A->packed));
+  return FUSED_CUDA_OK;
+}
+
+/* What the solver's stream queues from now on waits for the ghost values */
+static int HaloArrivedBeforeNext(FusedCUDA ctx, FusedDevMat A)
+{
+  FUSED_CUDA_CHECK(cudaEventRecord(A->arrived, A->halo_stream));
+  FUSED_CUDA_CHECK(cudaStreamWaitEvent(ctx->stream, A->arrived, 0));
   return FUSED_CUDA_OK;
 }
 
 extern "C" int FusedCUDAHaloUnpack(FusedCUDA ctx, FusedDevMat A)
 {
-  if (A->nghost > 0) FUSED_CUDA_CHECK(cudaMemcpyAsync(A->ghost, A->ghost_host, sizeof(double) * A->nghost, cudaMemcpyHostToDevice, ctx->stream));
-  return FUSED_CUDA_OK;
+  /* after the pack, so after every earlier product that read the ghost buffer */
+  FUSED_CUDA_CHECK(cudaStreamWaitEvent(A->halo_stream, A->packed, 0));
+  if (A->nghost > 0) FUSED_CUDA_CHECK(cudaMemcpyAsync(A->ghost, A->ghost_host, sizeof(double) * A->nghost, cudaMemcpyHostToDevice, A->halo_stream));
+  return HaloArrivedBeforeNext(ctx, A);
 }
 
 extern "C" double *FusedDevMatSendBuffer(FusedDevMat A)
@@ -69,9 +85,11 @@ extern "C" int FusedCUDAIpcClose(void *base)
 
 extern "C" int FusedCUDAHaloPull(FusedCUDA ctx, FusedDevMat A, int nsrc, const double *const *src, const int *off, const int *count)
 {
+  FUSED_CUDA_CHECK(cudaStreamWaitEvent(A->halo_stream, A->packed, 0));
   for (int i = 0; i < nsrc; i++)
-    if (count[i] > 0) FUSED_CUDA_CHECK(cudaMemcpyAsync(A->ghost + off[i], src[i], sizeof(double) * count[i], cudaMemcpyDefault, ctx->stream));
+    if (count[i] > 0) FUSED_CUDA_CHECK(cudaMemcpyAsync(A->ghost + off[i], src[i], sizeof(double) * count[i], cudaMemcpyDefault, A->halo_stream));
+  if (int err = HaloArrivedBeforeNext(ctx, A)) return err;
   /* the neighbours may refill their buffers once we say we are done with them */
-  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  FUSED_CUDA_CHECK(cudaEventSynchronize(A->arrived));
   return FUSED_CUDA_OK;
 }

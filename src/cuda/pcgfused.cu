@@ -1,10 +1,11 @@
 /* pcgfused on the GPU: the kernels of the fused steps of pcgfusedimpl.h, and
-   the device loop. Sums, in the order of the C side: RZ, NORM, PY, YW. */
+   the device loop. Sums, in the order of the C side: RZ, NORM, PY, YW; then
+   the off-process rows' share of the last two, where a halo splits the product. */
 #include <string.h>
 #include <cooperative_groups.h>
 #include "cuda/fusedcuda_impl.cuh"
 
-enum { RZ, NORM, PY, YW };
+enum { RZ, NORM, PY, YW, GHOST_PY, GHOST_YW };
 
 __device__ __forceinline__ double PCGNormTerm(int normtype, double r, double z)
 {
@@ -91,6 +92,28 @@ __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partial
   }
 }
 
+/* The rows that read ghost values, after PCGProductKernel ran on the local
+   block alone: y += A_ghost p, and PY, YW corrected by what that adds,
+   <p, y_g> and <y_l + y_g, B (y_l + y_g)> - <y_l, B y_l> = <y_g, B (2 y_l + y_g)>. */
+__global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[2] = {0.0, 0.0};
+  FUSED_GRID_LOOP(k, nbound)
+  {
+    const int i  = brow[k];
+    double    yg = 0.0;
+    for (int e = bptr[k]; e < bptr[k + 1]; e++) yg += A.gval[e] * A.ghost[A.gcol[e]];
+    const double yl = v.y[i];
+    v.y[i]          = yl + yg;
+    acc[0] += v.p[i] * yg;
+    acc[1] += (v.d ? v.d[i] : 1.0) * yg * (2.0 * yl + yg);
+  }
+  if (FusedReduce<2>(acc, partials, sums, ticket, GHOST_PY) && threadIdx.x == 0) {
+    sums[PY] += acc[0];
+    sums[YW] += acc[1];
+  }
+}
+
 /* The whole loop in one cooperative kernel for systems small enough that
    kernel launches, not bandwidth, set the pace: two grid barriers per
    iteration. Partial sums alternate between two buffers so that a block
@@ -152,6 +175,25 @@ extern "C" int FusedPCGProduct(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs 
 {
   PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   FUSED_CUDA_CHECK_LAUNCH("PCGProductKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPCGProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v)
+{
+  FusedMatView local = A->view;
+  local.growptr      = NULL; /* the ghost entries wait for the halo: FusedPCGProductGhosts() */
+  PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(local, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  FUSED_CUDA_CHECK_LAUNCH("PCGProductKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPCGProductGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v)
+{
+  const int blocks = (A->nbound + FUSED_BLOCK - 1) / FUSED_BLOCK;
+  if (A->nbound == 0) return FUSED_CUDA_OK;
+  if (ctx->maxsums < GHOST_YW + 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the split product needs %d", ctx->maxsums, GHOST_YW + 1);
+  PCGGhostKernel<<<blocks < ctx->nblocks ? blocks : ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->nbound, A->brow, A->bptr, A->view, *v, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PCGGhostKernel");
   return FUSED_CUDA_OK;
 }
 

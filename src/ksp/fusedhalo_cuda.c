@@ -124,17 +124,23 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloSetUp(KSPFused *fused, FusedHaloTran
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode FusedHaloIpcExchange(KSPFused *fused, const double *dev_local)
+/* Our readers are done with the last contents of our send buffer */
+static PetscErrorCode FusedHaloIpcWaitReaders(FusedHalo h)
+{
+  PetscFunctionBegin;
+  if (h->tokens_pending) PetscCallMPI(MPI_Waitall(h->nrecv + h->nsend, h->tokens, MPI_STATUSES_IGNORE));
+  h->tokens_pending = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/* After the pack: 'ready' to our readers, then our ghosts copied out of the neighbours' buffers */
+static PetscErrorCode FusedHaloIpcExchange(KSPFused *fused)
 {
   FusedHalo   h  = fused->halo;
   PetscMPIInt nr = h->nrecv, ns = h->nsend, i;
   static int  token = 1;
 
   PetscFunctionBegin;
-  /* our readers are done with the last contents of our send buffer */
-  if (h->tokens_pending) PetscCallMPI(MPI_Waitall(nr + ns, h->tokens, MPI_STATUSES_IGNORE));
-  h->tokens_pending = PETSC_FALSE;
-  PetscCallFusedCUDA(FusedCUDAHaloPack(fused->cuda, fused->devmat, dev_local, 0));
   for (i = 0; i < nr; i++) PetscCallMPI(MPI_Irecv(h->token_buf + i, 1, MPI_INT, h->recv_rank[i], FUSED_TAG_READY, h->comm, &h->tokens[i]));
   for (i = 0; i < ns; i++) PetscCallMPI(MPI_Isend(&token, 1, MPI_INT, h->send_rank[i], FUSED_TAG_READY, h->comm, &h->tokens[nr + i]));
   PetscCallMPI(MPI_Waitall(nr + ns, h->tokens, MPI_STATUSES_IGNORE));
@@ -145,27 +151,49 @@ static PetscErrorCode FusedHaloIpcExchange(KSPFused *fused, const double *dev_lo
   PetscFunctionReturn(0);
 }
 
-/* The ghost values of the device vector dev_local for the next product (collective) */
-PETSC_INTERN PetscErrorCode KSPFusedCUDAGhosts(KSPFused *fused, const double *dev_local)
+/* Starts the exchange of the ghost values of the device vector dev_local: the
+   pack is queued on the solver's stream, and work that needs no ghost values
+   may be queued after it before KSPFusedCUDAGhostsEnd() (collective) */
+PETSC_INTERN PetscErrorCode KSPFusedCUDAGhostsBegin(KSPFused *fused, const double *dev_local)
 {
   FusedHalo h = fused->halo;
 
   PetscFunctionBegin;
   if (!h) PetscFunctionReturn(0);
   PetscCall(PetscLogEventBegin(KSP_Fused_Halo, 0, 0, 0, 0));
+  if (h->transport == FUSED_HALO_IPC) PetscCall(FusedHaloIpcWaitReaders(h));
+  PetscCallFusedCUDA(FusedCUDAHaloPack(fused->cuda, fused->devmat, dev_local, h->transport == FUSED_HALO_HOST ? 1 : 0));
+  PetscFunctionReturn(0);
+}
+
+/* Ends it: what the solver's stream queues from now on sees the ghost values */
+PETSC_INTERN PetscErrorCode KSPFusedCUDAGhostsEnd(KSPFused *fused)
+{
+  FusedHalo h = fused->halo;
+
+  PetscFunctionBegin;
+  if (!h) PetscFunctionReturn(0);
+  PetscCallFusedCUDA(FusedCUDAHaloWaitPacked(fused->devmat));
   switch (h->transport) {
   case FUSED_HALO_IPC:
-    PetscCall(FusedHaloIpcExchange(fused, dev_local));
+    PetscCall(FusedHaloIpcExchange(fused));
     break;
   case FUSED_HALO_CUDA_AWARE_MPI:
-    PetscCallFusedCUDA(FusedCUDAHaloPack(fused->cuda, fused->devmat, dev_local, 0));
     PetscCall(FusedHaloExchange(h, FusedDevMatSendBuffer(fused->devmat), FusedDevMatGhostBuffer(fused->devmat)));
     break;
   default:
-    PetscCallFusedCUDA(FusedCUDAHaloPack(fused->cuda, fused->devmat, dev_local, 1));
     PetscCall(FusedHaloExchange(h, fused->halo_send, fused->halo_ghost));
     PetscCallFusedCUDA(FusedCUDAHaloUnpack(fused->cuda, fused->devmat));
   }
   PetscCall(PetscLogEventEnd(KSP_Fused_Halo, 0, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/* The ghost values of the device vector dev_local for the next product (collective) */
+PETSC_INTERN PetscErrorCode KSPFusedCUDAGhosts(KSPFused *fused, const double *dev_local)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPFusedCUDAGhostsBegin(fused, dev_local));
+  PetscCall(KSPFusedCUDAGhostsEnd(fused));
   PetscFunctionReturn(0);
 }

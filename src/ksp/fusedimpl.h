@@ -94,6 +94,8 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAUpload(KSPFused *, Vec, double *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDADownload(KSPFused *, const double *, Vec);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAGhosts(KSPFused *, const double *);
+PETSC_INTERN PetscErrorCode KSPFusedCUDAGhostsBegin(KSPFused *, const double *);
+PETSC_INTERN PetscErrorCode KSPFusedCUDAGhostsEnd(KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloSetUp(KSPFused *, FusedHaloTransport);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloDestroy(KSPFused *);
 PETSC_INTERN PetscErrorCode FusedHaloCheckCUDAAwareMPI(MPI_Comm);

@@ -4,6 +4,8 @@
 
 /* workspace vectors after the Jacobi diagonal */
 enum { PCG_VEC_X = 1, PCG_VEC_B, PCG_VEC_R, PCG_VEC_P, PCG_VEC_Y, PCG_NVECS };
+/* the device's sums: the step's, and the ghost rows' share of the split product */
+#define PCG_DEVICE_SUMS (PCG_NSUMS + 2)
 
 static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
 {
@@ -28,7 +30,7 @@ static PetscErrorCode PCGFusedStart_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar 
 
   PetscFunctionBegin;
   (void)partial; /* delivered by the product step */
-  PetscCall(KSPFusedCUDAPrepare(ksp, fused, PCG_NVECS, PCG_NSUMS, "pcgfused"));
+  PetscCall(KSPFusedCUDAPrepare(ksp, fused, PCG_NVECS, PCG_DEVICE_SUMS, "pcgfused"));
   v = PCGFusedDeviceVecs(ksp, cg);
   PetscCall(VecGetLocalSize(ksp->vec_rhs, &n));
   PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
@@ -54,8 +56,13 @@ static PetscErrorCode PCGFusedProduct_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScala
   FusedPCGVecs v = PCGFusedDeviceVecs(ksp, cg);
 
   PetscFunctionBegin;
-  PetscCall(KSPFusedCUDAGhosts(&cg->fused, v.p));
-  PetscCallFusedCUDA(FusedPCGProduct(cg->fused.cuda, cg->fused.devmat, &v));
+  if (cg->fused.halo) {
+    /* the local block's product runs while the ghost values of p travel */
+    PetscCall(KSPFusedCUDAGhostsBegin(&cg->fused, v.p));
+    PetscCallFusedCUDA(FusedPCGProductLocal(cg->fused.cuda, cg->fused.devmat, &v));
+    PetscCall(KSPFusedCUDAGhostsEnd(&cg->fused));
+    PetscCallFusedCUDA(FusedPCGProductGhosts(cg->fused.cuda, cg->fused.devmat, &v));
+  } else PetscCallFusedCUDA(FusedPCGProduct(cg->fused.cuda, cg->fused.devmat, &v));
   PetscCallFusedCUDA(FusedCUDAGetSums(cg->fused.cuda, 0, PCG_NSUMS, partial));
   PetscCall(PetscLogFlops(5.0 * cg->fused.cuda_n + 2.0 * cg->fused.mat_nnz));
   PetscFunctionReturn(0);
