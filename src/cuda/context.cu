@@ -94,6 +94,8 @@ extern "C" int FusedCUDACreate(int device, int n, int nvecs, int maxsums, const 
   TRY_CUDA(cudaMemsetAsync(ctx->sums, 0, sizeof(double) * maxsums, ctx->stream));
   TRY_CUDA(cudaMallocHost((void **)&ctx->sums_host, sizeof(double) * maxsums));
   TRY_CUDA(cudaMallocHost((void **)&ctx->coef_host, sizeof(double) * maxsums));
+  TRY_CUDA(cudaMallocHost((void **)&ctx->post, sizeof(FusedPost)));
+  memset((void *)ctx->post, 0, sizeof(FusedPost));
   TRY_CUDA(cudaStreamSynchronize(ctx->stream));
   *out = ctx;
   return FUSED_CUDA_OK;
@@ -128,6 +130,7 @@ extern "C" int FusedCUDADestroy(FusedCUDA *pctx)
   FREE(cudaFree(ctx->loop_partials));
   if (ctx->sums_host) FREE(cudaFreeHost(ctx->sums_host));
   if (ctx->coef_host) FREE(cudaFreeHost(ctx->coef_host));
+  if (ctx->post) FREE(cudaFreeHost(ctx->post));
   if (ctx->stream) FREE(cudaStreamDestroy(ctx->stream));
 #undef FREE
   free(ctx);
@@ -169,6 +172,24 @@ extern "C" int FusedCUDAGetSums(FusedCUDA ctx, int first, int count, double *hos
   FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->sums_host, ctx->sums + first, sizeof(double) * count, cudaMemcpyDeviceToHost, ctx->stream));
   FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
   memcpy(host, ctx->sums_host, sizeof(double) * count);
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDAGetPostedSums(FusedCUDA ctx, int count, double *host)
+{
+  volatile FusedPost *post = ctx->post;
+
+  if (count < 0 || count > FUSED_POST_SUMS) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "%d posted sums asked for, at most %d are posted", count, FUSED_POST_SUMS);
+  for (unsigned long spins = 1; post->seq != ctx->post_seq; spins++) {
+    if (spins % 4096) continue;
+    /* now and then: has the stream failed, or ended without posting? */
+    cudaError_t e = cudaStreamQuery(ctx->stream);
+    if (e == cudaErrorNotReady) continue;
+    if (e != cudaSuccess) return FusedCUDAFail(e, "cudaStreamQuery (waiting for posted sums)", __FILE__, __LINE__);
+    if (post->seq != ctx->post_seq) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device finished without posting sums %u", ctx->post_seq);
+  }
+  __sync_synchronize(); /* the sums are read after the number */
+  for (int k = 0; k < count; k++) host[k] = post->sums[k];
   return FUSED_CUDA_OK;
 }
 

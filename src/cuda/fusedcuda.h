@@ -71,6 +71,8 @@ int FusedCUDAIpcClose(void *base);
 int FusedCUDAHaloPull(FusedCUDA ctx, FusedDevMat A, int nsrc, const double *const *src, const int *off, const int *count);
 /* waits for the device, then copies sums[first..first+count) of the last reductions */
 int     FusedCUDAGetSums(FusedCUDA ctx, int first, int count, double *host);
+/* the sums the last queued posting kernel writes to pinned memory: waits for them there */
+int     FusedCUDAGetPostedSums(FusedCUDA ctx, int count, double *host);
 int     FusedCUDASynchronize(FusedCUDA ctx);
 
 /* What the device loop needs of KSPConvergedDefault after iteration 0 */
@@ -97,7 +99,8 @@ int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha, double be
 int FusedPCGProduct(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v);
 /* the product split around the halo exchange: the local block first (it may
    run while the ghost values travel), then the rows that read them; the sums
-   come out as FusedPCGProduct's. Needs 6 sums in the workspace. */
+   come out as FusedPCGProduct's, and the second step also posts them
+   (FusedCUDAGetPostedSums()). Needs 6 sums in the workspace. */
 int FusedPCGProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v);
 int FusedPCGProductGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v);
 /* iterations it0+1, ... on the device, until the test or a breakdown check

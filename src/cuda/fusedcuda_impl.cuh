@@ -66,6 +66,22 @@ struct FusedDevMat_s {
   double      *x_dev, *y_dev;
 };
 
+/* Sums a kernel writes straight into pinned host memory, then seq: the host
+   sees them the moment they land, without a copy and a stream sync */
+#define FUSED_POST_SUMS 8
+struct FusedPost {
+  double                sums[FUSED_POST_SUMS];
+  volatile unsigned int seq;
+};
+
+/* The last block's thread 0: sums[0..count) to the host, then the sequence number */
+__device__ __forceinline__ void FusedPostSums(FusedPost *post, unsigned int seq, const double *sums, int count)
+{
+  for (int k = 0; k < count; k++) post->sums[k] = sums[k];
+  __threadfence_system(); /* the values before the number that says they are there */
+  post->seq = seq;
+}
+
 /* Device state of the loop that runs without the host */
 struct FusedLoopState {
   int              it;   /* the iteration whose sums are in sums[] */
@@ -83,6 +99,8 @@ struct FusedCUDA_s {
   double         *sums;     /* maxsums */
   unsigned int   *ticket;   /* blocks done with the current reduction */
   double         *sums_host;  /* pinned */
+  FusedPost      *post;       /* pinned, written by kernels */
+  unsigned int    post_seq;   /* the number of the last post asked for */
   double         *coef_host;  /* pinned staging of coefficients going to the device */
   FusedLoopState *state;
   double         *hist;     /* residual norm of every device-loop iteration */

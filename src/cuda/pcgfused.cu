@@ -95,7 +95,7 @@ __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partial
 /* The rows that read ghost values, after PCGProductKernel ran on the local
    block alone: y += A_ghost p, and PY, YW corrected by what that adds,
    <p, y_g> and <y_l + y_g, B (y_l + y_g)> - <y_l, B y_l> = <y_g, B (2 y_l + y_g)>. */
-__global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket)
+__global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedPost *post, unsigned int seq)
 {
   double acc[2] = {0.0, 0.0};
   FUSED_GRID_LOOP(k, nbound)
@@ -111,6 +111,7 @@ __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, Fus
   if (FusedReduce<2>(acc, partials, sums, ticket, GHOST_PY) && threadIdx.x == 0) {
     sums[PY] += acc[0];
     sums[YW] += acc[1];
+    FusedPostSums(post, seq, sums, 4);
   }
 }
 
@@ -189,10 +190,10 @@ extern "C" int FusedPCGProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPCG
 
 extern "C" int FusedPCGProductGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v)
 {
-  const int blocks = (A->nbound + FUSED_BLOCK - 1) / FUSED_BLOCK;
-  if (A->nbound == 0) return FUSED_CUDA_OK;
+  int blocks = (A->nbound + FUSED_BLOCK - 1) / FUSED_BLOCK;
   if (ctx->maxsums < GHOST_YW + 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the split product needs %d", ctx->maxsums, GHOST_YW + 1);
-  PCGGhostKernel<<<blocks < ctx->nblocks ? blocks : ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->nbound, A->brow, A->bptr, A->view, *v, ctx->partials, ctx->sums, ctx->ticket);
+  blocks = blocks < 1 ? 1 : (blocks < ctx->nblocks ? blocks : ctx->nblocks); /* it posts the sums even with no ghost rows */
+  PCGGhostKernel<<<blocks, FUSED_BLOCK, 0, ctx->stream>>>(A->nbound, A->brow, A->bptr, A->view, *v, ctx->partials, ctx->sums, ctx->ticket, ctx->post, ++ctx->post_seq);
   FUSED_CUDA_CHECK_LAUNCH("PCGGhostKernel");
   return FUSED_CUDA_OK;
 }

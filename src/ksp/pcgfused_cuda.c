@@ -62,8 +62,11 @@ static PetscErrorCode PCGFusedProduct_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScala
     PetscCallFusedCUDA(FusedPCGProductLocal(cg->fused.cuda, cg->fused.devmat, &v));
     PetscCall(KSPFusedCUDAGhostsEnd(&cg->fused));
     PetscCallFusedCUDA(FusedPCGProductGhosts(cg->fused.cuda, cg->fused.devmat, &v));
-  } else PetscCallFusedCUDA(FusedPCGProduct(cg->fused.cuda, cg->fused.devmat, &v));
-  PetscCallFusedCUDA(FusedCUDAGetSums(cg->fused.cuda, 0, PCG_NSUMS, partial));
+    PetscCallFusedCUDA(FusedCUDAGetPostedSums(cg->fused.cuda, PCG_NSUMS, partial));
+  } else {
+    PetscCallFusedCUDA(FusedPCGProduct(cg->fused.cuda, cg->fused.devmat, &v));
+    PetscCallFusedCUDA(FusedCUDAGetSums(cg->fused.cuda, 0, PCG_NSUMS, partial));
+  }
   PetscCall(PetscLogFlops(5.0 * cg->fused.cuda_n + 2.0 * cg->fused.mat_nnz));
   PetscFunctionReturn(0);
 }
