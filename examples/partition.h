@@ -9,7 +9,7 @@
 typedef enum {
   PARTITION_NONE,      /* row blocks as given */
   PARTITION_GRAPH,     /* MatPartitioning on the graph of A + A^T */
-  PARTITION_HYPERGRAPH /* Zoltan PHG, row-net model */
+  PARTITION_HYPERGRAPH /* Zoltan PHG, column-net model (the halo volume exactly) */
 } PartitionMode;
 extern const char *const PartitionModes[];
 

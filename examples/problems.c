@@ -87,6 +87,67 @@ PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A
   PetscFunctionReturn(0);
 }
 
+const char *const BandKinds[] = {"none", "band", "fiveband", "BandKind", "BAND_", NULL};
+
+PetscErrorCode ProblemCreateBanded(MPI_Comm comm, Mat A, BandKind kind, PetscInt m, Mat *B)
+{
+  const PetscReal coupling = 0.15; /* times a block row's 6 neighbours at most: 0.9, below 1 */
+  PetscInt        n, N, rstart, rend, row, offsets[5], noff = 0, maxlen = 0, k;
+  PetscInt       *cols;
+  PetscScalar    *vals;
+
+  PetscFunctionBegin;
+  PetscCheck(kind != BAND_NONE, comm, PETSC_ERR_ARG_WRONG, "no band kind given");
+  PetscCheck(m >= (kind == BAND_FIVEBAND ? 8 : 4), comm, PETSC_ERR_ARG_OUTOFRANGE, "-band_copies %" PetscInt_FMT ": a %s matrix needs at least %d copies (its far bands lie m/2%s block rows away)", m, BandKinds[kind], kind == BAND_FIVEBAND ? 8 : 4, kind == BAND_FIVEBAND ? " and m/4" : "");
+  PetscCall(MatGetSize(A, &n, &k));
+  PetscCheck(n == k && n > 0, comm, PETSC_ERR_ARG_SIZ, "the band's copies need a square, nonempty matrix, not %" PetscInt_FMT " x %" PetscInt_FMT, n, k);
+  PetscCheck((PetscReal)m * n < (PetscReal)PETSC_MAX_INT, comm, PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " copies of %" PetscInt_FMT " rows overflow PetscInt", m, n);
+  N            = m * n;
+  offsets[noff++] = 0;
+  offsets[noff++] = 1;
+  offsets[noff++] = m / 2;
+  if (kind == BAND_FIVEBAND) offsets[noff++] = m / 4;
+  for (row = 0; row < n; row++) {
+    PetscInt len;
+    PetscCall(MatGetRow(A, row, &len, NULL, NULL));
+    maxlen = PetscMax(maxlen, len);
+    PetscCall(MatRestoreRow(A, row, &len, NULL, NULL));
+  }
+  PetscCall(MatCreate(comm, B));
+  PetscCall(MatSetSizes(*B, PETSC_DECIDE, PETSC_DECIDE, N, N));
+  PetscCall(MatSetFromOptions(*B));
+  /* each row: its A row in at most 2 noff - 1 block columns */
+  PetscCall(MatSeqAIJSetPreallocation(*B, (2 * noff - 1) * maxlen, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*B, (2 * noff - 1) * maxlen, NULL, (2 * noff - 2) * maxlen, NULL));
+  PetscCall(MatSetUp(*B));
+  PetscCall(MatGetOwnershipRange(*B, &rstart, &rend));
+  PetscCall(PetscMalloc2(maxlen, &cols, maxlen, &vals));
+  for (row = rstart; row < rend; row++) {
+    const PetscInt     blk = row / n, r = row % n;
+    const PetscInt    *acols;
+    const PetscScalar *avals;
+    PetscInt           len;
+
+    PetscCall(MatGetRow(A, r, &len, &acols, &avals));
+    for (PetscInt o = 0; o < noff; o++) {
+      for (PetscInt sign = (offsets[o] ? -1 : 1); sign <= 1; sign += 2) {
+        const PetscInt bj = blk + sign * offsets[o];
+        if (bj < 0 || bj >= m) continue;
+        for (k = 0; k < len; k++) {
+          cols[k] = bj * n + acols[k];
+          vals[k] = offsets[o] ? coupling * avals[k] : avals[k];
+        }
+        PetscCall(MatSetValues(*B, 1, &row, len, cols, vals, INSERT_VALUES));
+      }
+    }
+    PetscCall(MatRestoreRow(A, r, &len, &acols, &avals));
+  }
+  PetscCall(PetscFree2(cols, vals));
+  PetscCall(MatAssemblyBegin(*B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*B, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode ProblemLoad(MPI_Comm comm, const char path[], Mat *A)
 {
   PetscBool mtx;

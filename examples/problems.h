@@ -15,6 +15,23 @@ extern const char *const ProblemTypes[];
 PetscErrorCode ProblemCreate(MPI_Comm, ProblemType, PetscInt n, Mat *);
 /* A Matrix Market file (.mtx) or a PETSc binary matrix file. */
 PetscErrorCode ProblemLoad(MPI_Comm, const char path[], Mat *);
+/* Large-bandwidth matrices of the kind Ziane Khodja et al. partition with
+   hypergraphs, made of copies of a small matrix A (n x n): m block rows of n
+   rows; block row i holds A at block column i and c A (c = 0.15) at block
+   columns i +- 1 (the copies' own band) and i +- m/2 (a far band: rows half
+   the matrix apart share columns); FIVEBAND adds i +- m/4. The result is
+   (I + c T) (x) A with T the block adjacency, so it is SPD when A is
+   (c times T's largest degree stays below 1), and it is the same on any
+   number of ranks. Row blocks then exchange about everything; a partition
+   that keeps the rows a far band couples on one rank exchanges little. */
+typedef enum {
+  BAND_NONE,
+  BAND_BAND,    /* the copies' band and one far band on each side */
+  BAND_FIVEBAND /* and a second far band on each side */
+} BandKind;
+extern const char *const BandKinds[];
+PetscErrorCode ProblemCreateBanded(MPI_Comm, Mat A_seq, BandKind, PetscInt copies, Mat *);
+
 /* x* with entries in [0.5, 1.5] (smooth, reproducible on any rank count) and b = A x* */
 PetscErrorCode ProblemExactSolution(Mat, Vec *xstar, Vec *b);
 /* |b - A x| / |b| (|b - A x| where b = 0) */

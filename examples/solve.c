@@ -88,6 +88,8 @@ int main(int argc, char **argv)
 {
   PetscBool      nset = PETSC_FALSE;
   PartitionMode  partition = PARTITION_NONE;
+  BandKind       band      = BAND_NONE;
+  PetscInt       band_copies = 64;
   char           file[PETSC_MAX_PATH_LEN] = "", rhsfile[PETSC_MAX_PATH_LEN] = "", *methods[8], desc[256], devinfo[512];
   PetscInt       nmethods = 8, n = 40, nruns = 0, i, j, N, nnz_local;
   ProblemType    problem  = PROBLEM_LAP3D;
@@ -112,6 +114,8 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-n", "Points per side of the built-in problem", "", n, &n, &nset));
   PetscCall(PetscOptionsStringArray("-methods", "Fused methods to run", "", methods, &nmethods, &hasmethods));
   PetscCall(PetscOptionsBool("-compare", "Also run PETSc's own counterparts", "", compare, &compare, NULL));
+  PetscCall(PetscOptionsEnum("-band", "With -f: solve on a large-bandwidth matrix made of copies of it: none, band, fiveband", "", BandKinds, (PetscEnum)band, (PetscEnum *)&band, NULL));
+  PetscCall(PetscOptionsInt("-band_copies", "Copies of the -f matrix in the -band matrix", "", band_copies, &band_copies, NULL));
   PetscCall(PetscOptionsEnum("-partition", "Redistribute the rows first: none, graph (PT-Scotch), hypergraph (Zoltan PHG)", "", PartitionModes, (PetscEnum)partition, (PetscEnum *)&partition, NULL));
   PetscOptionsEnd();
 
@@ -125,7 +129,17 @@ int main(int argc, char **argv)
     if (!hasfile && !nset) n = problem == PROBLEM_LAP3D ? 64 : 512;
   } else PetscCall(PetscSNPrintf(devinfo, sizeof(devinfo), "GPU: none found (%s); the fused methods run on the reference (CPU) backend", reason));
 
-  if (hasfile) {
+  PetscCheck(band == BAND_NONE || hasfile, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-band %s makes its matrix from the one given with -f; there is no -f", BandKinds[band]);
+  PetscCheck(band == BAND_NONE || !hasrhs, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-band %s with -rhs: the right-hand side is for the -f matrix, not the band made of it", BandKinds[band]);
+  if (hasfile && band != BAND_NONE) {
+    Mat seed;
+
+    PetscCall(ProblemLoad(PETSC_COMM_SELF, file, &seed));
+    PetscCall(ProblemCreateBanded(PETSC_COMM_WORLD, seed, band, band_copies, &A));
+    PetscCall(MatIsSymmetric(seed, 1e-12, &symmetric));
+    PetscCall(MatDestroy(&seed));
+    PetscCall(PetscSNPrintf(desc, sizeof(desc), "%s matrix of %" PetscInt_FMT " copies of %s", BandKinds[band], band_copies, file));
+  } else if (hasfile) {
     PetscCall(ProblemLoad(PETSC_COMM_WORLD, file, &A));
     PetscCall(PetscSNPrintf(desc, sizeof(desc), "%s", file));
     PetscCall(MatIsSymmetric(A, 1e-12, &symmetric));
