@@ -29,7 +29,7 @@ LIB_CU  := $(wildcard src/cuda/*.cu)
 LIB_OBJ := $(patsubst src/%.c,build/%.o,$(LIB_C)) $(patsubst src/%.cu,build/%.cu.o,$(LIB_CU))
 HEADERS := $(wildcard include/*.h src/*.h src/ksp/*.h src/mat/*.h src/cuda/*.h src/cuda/*.cuh)
 
-EXAMPLES := build/examples/solve build/examples/bench
+EXAMPLES := build/examples/solve build/examples/bench build/examples/spmv
 TESTS    := $(patsubst tests/%.c,build/tests/%,$(wildcard tests/*.c))
 
 .PHONY: all deps run check check-gpu clean petsc-present
@@ -60,6 +60,11 @@ build/examples/solve: examples/solve.c examples/problems.c examples/problems.h e
 build/examples/bench: examples/bench.c examples/problems.c examples/problems.h lib/libpetscfused.so
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) -Iexamples examples/bench.c examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB)
+
+# The SpMV benchmark calls cuSPARSE itself, to time it beside our storage
+build/examples/spmv: examples/spmv.c examples/problems.c examples/problems.h lib/libpetscfused.so
+	@mkdir -p $(dir $@)
+	$(PCC) $(CFLAGS) -isystem $(CUDA_HOME)/include -Iexamples examples/spmv.c examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB) $(CUDA_LIBS) -lcusparse
 
 # Test programs link the library, except the -dll_append test, which must not.
 build/tests/dll_append: tests/dll_append.c

@@ -1,5 +1,5 @@
-/* The operator on the device, in the storage src/mat/fusedformat.c builds
-   from the host CSR arrays (DIA, ELL, HYB or CSR), with the off-process
+/* The operator on the device, in the storage src/cuda/devformat.cu builds
+   there from the CSR arrays (DIA, ELL, HYB or CSR), with the off-process
    block and the halo's buffers on several ranks. */
 #include <stdlib.h>
 #include <string.h>
@@ -42,54 +42,50 @@ static int UploadBoundaryRows(FusedDevMat A, int n, const int *growptr)
   return err;
 }
 
+/* The local block's storage into A and its view */
+static void AdoptStorage(FusedDevMat A, FusedDevStorage *S)
+{
+  A->view.format  = S->layout.format;
+  A->csr_bytes    = S->layout.csr_bytes;
+  A->tail         = S->layout.format == FUSED_FORMAT_CSR || S->layout.format == FUSED_FORMAT_HYB ? S->layout.tail : 0;
+  A->offsets      = S->d_offsets;
+  A->dval         = S->dval;
+  A->ecol         = S->ecol;
+  A->eval         = S->eval;
+  A->rowptr       = S->rowptr;
+  A->col          = S->col;
+  A->val          = S->val;
+  A->view.ndiag   = S->layout.format == FUSED_FORMAT_DIA ? S->ndiag : 0;
+  A->view.offsets = S->d_offsets;
+  A->view.dval    = S->dval;
+  for (int k = 0; k < FUSED_DIA_INLINE; k++) A->view.off[k] = k < A->view.ndiag ? S->offsets[k] : 0;
+  A->view.K      = S->layout.format == FUSED_FORMAT_ELL || S->layout.format == FUSED_FORMAT_HYB ? S->layout.K : 0;
+  A->view.ecol   = S->ecol;
+  A->view.eval   = S->eval;
+  A->view.rowptr = S->rowptr;
+  A->view.col    = S->col;
+  A->view.val    = S->val;
+  A->bytes += S->layout.bytes + (S->layout.format == FUSED_FORMAT_DIA ? sizeof(int) * S->ndiag : 0);
+}
+
 extern "C" int FusedDevMatCreate(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *out)
 {
-  FusedDevMat A;
-  FusedFormat F;
-  char        msg[256];
-  int         err = FUSED_CUDA_OK;
+  FusedDevMat     A;
+  FusedDevStorage S;
+  int             err = FUSED_CUDA_OK;
 
   *out = NULL;
   FUSED_CUDA_CHECK(cudaSetDevice(device)); /* the rank's device, also before its workspace exists */
   if (format < FUSED_FORMAT_AUTO || format > FUSED_FORMAT_HYB) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "unknown storage format %d", format);
-  if (FusedFormatBuild(n, rowptr, col, val, format, &F, msg, sizeof(msg))) return FusedCUDASetError(strstr(msg, "memory") ? FUSED_CUDA_ERR_MEM : FUSED_CUDA_ERR_ARG, "%s", msg);
   A = (FusedDevMat)calloc(1, sizeof(*A));
-  if (!A) {
-    FusedFormatFree(&F);
-    return FusedCUDASetError(FUSED_CUDA_ERR_MEM, "host out of memory for the device operator");
-  }
-  A->device      = device;
-  A->ncols       = n;
-  A->view.n      = n;
-  A->view.format = F.format;
-  A->nghost      = nghost;
-  A->csr_bytes   = F.csr_bytes;
+  if (!A) return FusedCUDASetError(FUSED_CUDA_ERR_MEM, "host out of memory for the device operator");
+  A->device = device;
+  A->ncols  = n;
+  A->view.n = n;
+  A->nghost = nghost;
   do {
-    if (F.format == FUSED_FORMAT_DIA) {
-      if ((err = DevUpload((void **)&A->offsets, F.offsets, sizeof(int) * F.ndiag, &A->bytes))) break;
-      if ((err = DevUpload((void **)&A->dval, F.dval, sizeof(double) * (size_t)F.ndiag * n, &A->bytes))) break;
-      A->view.ndiag   = F.ndiag;
-      A->view.offsets = A->offsets;
-      A->view.dval    = A->dval;
-      for (int k = 0; k < F.ndiag && k < FUSED_DIA_INLINE; k++) A->view.off[k] = F.offsets[k];
-    }
-    if (F.K > 0) {
-      if ((err = DevUpload((void **)&A->ecol, F.ecol, sizeof(int) * (size_t)F.K * n, &A->bytes))) break;
-      if ((err = DevUpload((void **)&A->eval, F.eval, sizeof(double) * (size_t)F.K * n, &A->bytes))) break;
-      A->view.K    = F.K;
-      A->view.ecol = A->ecol;
-      A->view.eval = A->eval;
-    }
-    if (F.rowptr) {
-      const size_t tail = (size_t)F.rowptr[n];
-      A->tail           = tail;
-      if ((err = DevUpload((void **)&A->rowptr, F.rowptr, sizeof(int) * (n + 1), &A->bytes))) break;
-      if ((err = DevUpload((void **)&A->col, F.col, sizeof(int) * tail, &A->bytes))) break;
-      if ((err = DevUpload((void **)&A->val, F.val, sizeof(double) * tail, &A->bytes))) break;
-      A->view.rowptr = A->rowptr;
-      A->view.col    = A->col;
-      A->view.val    = A->val;
-    }
+    if ((err = FusedDevStorageBuild(n, rowptr, col, val, format, &S))) break;
+    AdoptStorage(A, &S);
     if (growptr && nghost > 0) {
       const size_t gnnz = (size_t)growptr[n];
       if ((err = DevUpload((void **)&A->growptr, growptr, sizeof(int) * (n + 1), &A->bytes))) break;
@@ -104,7 +100,6 @@ extern "C" int FusedDevMatCreate(int device, int n, const int *rowptr, const int
       if ((err = UploadBoundaryRows(A, n, growptr))) break;
     }
   } while (0);
-  FusedFormatFree(&F);
   if (err) {
     (void)FusedDevMatDestroy(&A);
     return err;
@@ -224,6 +219,20 @@ __global__ static void FusedSpMVKernel(FusedMatView A, const double *__restrict_
   }
 }
 
+/* y = A x with device vectors, queued on stream (a cudaStream_t; NULL: the default stream) */
+extern "C" int FusedDevMatMultDevice(FusedDevMat A, const double *x, double *y, void *stream)
+{
+  const int n = A->view.n;
+  if (A->nghost > 0) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a product with device vectors alone cannot read the %d ghost values of an off-process block", A->nghost);
+  if (n == 0) return FUSED_CUDA_OK;
+  {
+    const int blocks = (n + FUSED_BLOCK - 1) / FUSED_BLOCK;
+    FusedSpMVKernel<<<blocks < 65535 ? blocks : 65535, FUSED_BLOCK, 0, (cudaStream_t)stream>>>(A->view, x, NULL, y);
+    FUSED_CUDA_CHECK_LAUNCH("FusedSpMVKernel");
+  }
+  return FUSED_CUDA_OK;
+}
+
 /* y = A x (+ z) with host vectors: x (and the ghost values) in, y out. The
    transfers are the price of host vectors; the fused solvers never pay it. */
 extern "C" int FusedDevMatMult(FusedDevMat A, const double *x, const double *ghost, const double *z, double *y)
@@ -250,26 +259,28 @@ extern "C" int FusedDevMatMult(FusedDevMat A, const double *x, const double *gho
 }
 
 /* New values on the same nonzero pattern (a Jacobian re-assembled): the
-   storage is rebuilt on the host in the format already chosen and only the
-   value arrays go to the device. Returns FUSED_CUDA_ERR_ARG when the layout
-   came out different, and the caller rebuilds the whole copy. */
+   storage is built again in the format already chosen and takes the old
+   one's place. Returns FUSED_CUDA_ERR_ARG, the old storage untouched, when the
+   layout came out different, and the caller rebuilds the whole copy. */
 extern "C" int FusedDevMatUpdateValues(FusedDevMat A, const int *rowptr, const int *col, const double *val, const int *growptr, const double *gval)
 {
-  FusedFormat F;
-  char        msg[256];
-  const int   n   = A->view.n;
-  int         err = FUSED_CUDA_OK;
+  FusedDevStorage S, old;
+  int             same, err;
 
   FUSED_CUDA_CHECK(cudaSetDevice(A->device));
-  if (FusedFormatBuild(n, rowptr, col, val, A->view.format, &F, msg, sizeof(msg))) return FusedCUDASetError(strstr(msg, "memory") ? FUSED_CUDA_ERR_MEM : FUSED_CUDA_ERR_ARG, "%s", msg);
+  if ((err = FusedDevStorageBuild(A->view.n, rowptr, col, val, A->view.format, &S))) return err;
   /* the same pattern gives the same layout; checked all the same, as a wrong one would corrupt the product */
-  if (F.format != A->view.format || F.ndiag != A->view.ndiag || F.K != A->view.K || (size_t)(F.rowptr ? F.rowptr[n] : 0) != A->tail) err = FUSED_CUDA_ERR_ARG;
-  for (int d = 0; !err && d < F.ndiag && d < FUSED_DIA_INLINE; d++)
-    if (F.offsets[d] != A->view.off[d]) err = FUSED_CUDA_ERR_ARG;
-  if (!err && F.dval) FUSED_CUDA_CHECK(cudaMemcpy(A->dval, F.dval, sizeof(double) * (size_t)F.ndiag * n, cudaMemcpyHostToDevice));
-  if (!err && F.eval) FUSED_CUDA_CHECK(cudaMemcpy(A->eval, F.eval, sizeof(double) * (size_t)F.K * n, cudaMemcpyHostToDevice));
-  if (!err && F.val) FUSED_CUDA_CHECK(cudaMemcpy(A->val, F.val, sizeof(double) * (size_t)F.rowptr[n], cudaMemcpyHostToDevice));
-  if (!err && A->gval && growptr) FUSED_CUDA_CHECK(cudaMemcpy(A->gval, gval, sizeof(double) * (size_t)growptr[n], cudaMemcpyHostToDevice));
-  FusedFormatFree(&F);
-  return err;
+  same = S.layout.format == A->view.format && S.layout.K == A->view.K && (S.layout.format != FUSED_FORMAT_DIA || S.ndiag == A->view.ndiag) && (S.layout.format == FUSED_FORMAT_DIA || S.layout.format == FUSED_FORMAT_ELL || S.layout.tail == A->tail);
+  for (int d = 0; same && d < S.ndiag && d < FUSED_DIA_INLINE; d++) same = S.offsets[d] == A->view.off[d];
+  if (!same || (A->gval && !growptr)) {
+    FusedDevStorageFree(&S);
+    return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the storage's layout changed with the values");
+  }
+  memset(&old, 0, sizeof(old));
+  old.d_offsets = A->offsets, old.dval = A->dval, old.ecol = A->ecol, old.eval = A->eval, old.rowptr = A->rowptr, old.col = A->col, old.val = A->val;
+  A->bytes -= S.layout.bytes + (S.layout.format == FUSED_FORMAT_DIA ? sizeof(int) * S.ndiag : 0);
+  AdoptStorage(A, &S);
+  FusedDevStorageFree(&old);
+  if (A->gval && growptr) FUSED_CUDA_CHECK(cudaMemcpy(A->gval, gval, sizeof(double) * (size_t)growptr[A->view.n], cudaMemcpyHostToDevice));
+  return FUSED_CUDA_OK;
 }

@@ -37,6 +37,8 @@ size_t FusedDevMatTailEntries(FusedDevMat A); /* entries kept in CSR: the CSR fo
    the layout changed, build a new copy) */
 int    FusedDevMatSetColumns(FusedDevMat A, int ncols);
 int    FusedDevMatMult(FusedDevMat A, const double *x, const double *ghost, const double *z, double *y);
+/* y = A x on device vectors, queued on stream (a cudaStream_t, NULL for the default); no off-process block */
+int    FusedDevMatMultDevice(FusedDevMat A, const double *x, double *y, void *stream);
 int    FusedDevMatUpdateValues(FusedDevMat A, const int *rowptr, const int *col, const double *val, const int *growptr, const double *gval);
 
 /* ---- per-solver device workspace --------------------------------------- */

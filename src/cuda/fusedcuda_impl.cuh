@@ -42,6 +42,21 @@ struct FusedMatView {
   const double *gval, *ghost;
 };
 
+/* The operator's local block as stored on the device, built there from
+   uploaded CSR arrays (src/cuda/devformat.cu) */
+struct FusedDevStorage {
+  FusedLayout layout;
+  int         ndiag, offsets[FUSED_DIA_MAX]; /* DIA, ascending */
+  int        *d_offsets;
+  double     *dval;
+  int        *ecol; /* ELL part, K x n column-major */
+  double     *eval;
+  int        *rowptr, *col; /* CSR, or HYB's tail */
+  double     *val;
+};
+int  FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double *val, int requested, FusedDevStorage *S);
+void FusedDevStorageFree(FusedDevStorage *S);
+
 struct FusedDevMat_s {
   FusedMatView view;
   int         *rowptr, *col, *offsets, *growptr, *gcol, *ecol;

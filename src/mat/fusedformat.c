@@ -27,33 +27,58 @@ static int FindDiagonals(int n, const int *rowptr, const int *col, int offsets[]
 }
 
 /* Bell and Garland's width: the largest K that at least a third of the rows fill */
-static int HybWidth(int n, const int *rowptr)
+static int HybWidth(const FusedPattern *p)
 {
-  int  maxlen = 0, K = 0;
-  int *count;
-  for (int i = 0; i < n; i++)
-    if (rowptr[i + 1] - rowptr[i] > maxlen) maxlen = rowptr[i + 1] - rowptr[i];
-  count = (int *)calloc((size_t)maxlen + 2, sizeof(int));
-  if (!count) return -1;
-  for (int i = 0; i < n; i++) count[rowptr[i + 1] - rowptr[i]]++;
-  /* rows with at least k entries, from the longest down */
-  for (int k = maxlen, atleast = 0; k >= 1; k--) {
-    atleast += count[k];
-    if (3 * (long long)atleast >= n) {
-      K = k;
-      break;
-    }
+  for (long long k = p->maxrow, atleast = 0; k >= 1; k--) {
+    atleast += p->rowlen_count[k];
+    if (3 * atleast >= p->n) return (int)k;
   }
-  free(count);
-  return K;
+  return 0;
 }
 
-static int MaxRow(int n, const int *rowptr)
+#define ENTRY_BYTES (sizeof(double) + sizeof(int))
+
+int FusedFormatChoose(const FusedPattern *p, int requested, FusedLayout *L, char *msg, size_t msglen)
 {
-  int m = 0;
-  for (int i = 0; i < n; i++)
-    if (rowptr[i + 1] - rowptr[i] > m) m = rowptr[i + 1] - rowptr[i];
-  return m;
+  const size_t n = (size_t)p->n, csr = p->nnz * ENTRY_BYTES + (n + 1) * sizeof(int);
+  const int    Kh = HybWidth(p);
+  size_t       tail_h = 0;
+
+  memset(L, 0, sizeof(*L));
+  L->csr_bytes = csr;
+  if (requested == FUSED_FORMAT_DIA && p->ndiag < 0) {
+    if (msg && msglen) snprintf(msg, msglen, "DIA storage asked for, but the matrix has more than %d diagonals", FUSED_DIA_MAX);
+    return 1;
+  }
+  for (int len = Kh + 1; len <= p->maxrow; len++) tail_h += (size_t)p->rowlen_count[len] * (size_t)(len - Kh);
+  L->format = requested;
+  if (requested == FUSED_FORMAT_AUTO) {
+    const size_t ell = (size_t)p->maxrow * n * ENTRY_BYTES;
+    const size_t hyb = (size_t)Kh * n * ENTRY_BYTES + tail_h * ENTRY_BYTES + (n + 1) * sizeof(int);
+    if (p->ndiag >= 0 && (size_t)p->ndiag * n * sizeof(double) <= csr) L->format = FUSED_FORMAT_DIA;
+    else if (p->maxrow > 0 && ell <= csr) L->format = FUSED_FORMAT_ELL; /* no more padding than CSR's row pointers cost */
+    else if (Kh >= 2 && hyb <= FUSED_FORMAT_MAX_GROWTH * csr) L->format = FUSED_FORMAT_HYB;
+    else L->format = FUSED_FORMAT_CSR;
+  }
+  switch (L->format) {
+  case FUSED_FORMAT_DIA:
+    L->bytes = (size_t)p->ndiag * n * sizeof(double);
+    break;
+  case FUSED_FORMAT_ELL:
+    L->K     = p->maxrow;
+    L->bytes = (size_t)L->K * n * ENTRY_BYTES;
+    break;
+  case FUSED_FORMAT_HYB:
+    L->K     = Kh;
+    L->tail  = tail_h;
+    L->bytes = (size_t)Kh * n * ENTRY_BYTES + tail_h * ENTRY_BYTES + (n + 1) * sizeof(int);
+    break;
+  default:
+    L->format = FUSED_FORMAT_CSR;
+    L->tail   = p->nnz;
+    L->bytes  = csr;
+  }
+  return 0;
 }
 
 #define FAIL(...) \
@@ -65,32 +90,37 @@ static int MaxRow(int n, const int *rowptr)
 
 int FusedFormatBuild(int n, const int *rowptr, const int *col, const double *val, int requested, FusedFormat *out, char *msg, size_t msglen)
 {
-  const size_t nnz = (size_t)rowptr[n], csr = nnz * (sizeof(double) + sizeof(int)) + (size_t)(n + 1) * sizeof(int);
-  int          format = requested, ndiag = -1, K = 0;
+  FusedPattern  pat;
+  FusedLayout   L;
+  unsigned int *count;
+  int           format, K, failed;
 
   memset(out, 0, sizeof(*out));
-  out->n         = n;
-  out->csr_bytes = csr;
-  if (format == FUSED_FORMAT_AUTO || format == FUSED_FORMAT_DIA) ndiag = FindDiagonals(n, rowptr, col, out->offsets);
-  if (format == FUSED_FORMAT_DIA && ndiag < 0) FAIL("DIA storage asked for, but the matrix has more than %d diagonals", FUSED_DIA_MAX);
-  if (format == FUSED_FORMAT_AUTO) {
-    const int    maxrow = MaxRow(n, rowptr), Kh = HybWidth(n, rowptr);
-    const size_t ell = (size_t)maxrow * n * (sizeof(double) + sizeof(int));
-    size_t       tail = 0, hyb;
-    for (int i = 0; i < n; i++) {
-      const int len = rowptr[i + 1] - rowptr[i];
-      if (len > Kh) tail += (size_t)(len - Kh);
-    }
-    hyb = (size_t)Kh * n * (sizeof(double) + sizeof(int)) + tail * (sizeof(double) + sizeof(int)) + (size_t)(n + 1) * sizeof(int);
-    if (ndiag >= 0 && (size_t)ndiag * n * sizeof(double) <= csr) format = FUSED_FORMAT_DIA;
-    else if (maxrow > 0 && ell <= csr) format = FUSED_FORMAT_ELL; /* no more padding than CSR's row pointers cost */
-    else if (Kh >= 2 && hyb <= FUSED_FORMAT_MAX_GROWTH * csr) format = FUSED_FORMAT_HYB;
-    else format = FUSED_FORMAT_CSR;
+  out->n      = n;
+  pat.n       = n;
+  pat.nnz     = (size_t)rowptr[n];
+  pat.ndiag   = requested == FUSED_FORMAT_AUTO || requested == FUSED_FORMAT_DIA ? FindDiagonals(n, rowptr, col, out->offsets) : -1;
+  pat.maxrow  = 0;
+  for (int i = 0; i < n; i++)
+    if (rowptr[i + 1] - rowptr[i] > pat.maxrow) pat.maxrow = rowptr[i + 1] - rowptr[i];
+  count = (unsigned int *)calloc((size_t)pat.maxrow + 1, sizeof(unsigned int));
+  if (!count) FAIL("host out of memory counting row lengths");
+  for (int i = 0; i < n; i++) count[rowptr[i + 1] - rowptr[i]]++;
+  pat.rowlen_count = count;
+  failed           = FusedFormatChoose(&pat, requested, &L, msg, msglen);
+  free(count);
+  if (failed) {
+    FusedFormatFree(out);
+    return 1;
   }
-  out->format = format;
+  format         = L.format;
+  K              = L.K;
+  out->format    = format;
+  out->csr_bytes = L.csr_bytes;
   if (format == FUSED_FORMAT_DIA) {
-    out->ndiag = ndiag;
-    out->dval  = (double *)calloc((size_t)ndiag * n + 1, sizeof(double));
+    const int ndiag = pat.ndiag;
+    out->ndiag      = ndiag;
+    out->dval       = (double *)calloc((size_t)ndiag * n + 1, sizeof(double));
     if (!out->dval) FAIL("host out of memory building DIA storage (%zu bytes)", (size_t)ndiag * n * sizeof(double));
     for (int i = 0; i < n; i++)
       for (int k = rowptr[i]; k < rowptr[i + 1]; k++) {
@@ -98,20 +128,14 @@ int FusedFormatBuild(int n, const int *rowptr, const int *col, const double *val
         for (d = 0; out->offsets[d] != col[k] - i; d++) {}
         out->dval[(size_t)d * n + i] += val[k]; /* duplicates add up, as in CSR */
       }
-    out->bytes = (size_t)ndiag * n * sizeof(double);
+    out->bytes = L.bytes;
     return 0;
-  }
-  if (format == FUSED_FORMAT_CSR) K = 0;
-  else if (format == FUSED_FORMAT_ELL) K = MaxRow(n, rowptr);
-  else {
-    K = HybWidth(n, rowptr);
-    if (K < 0) FAIL("host out of memory choosing the HYB width");
   }
   out->K = K;
   if (K > 0) {
     out->ecol = (int *)malloc(((size_t)K * n + 1) * sizeof(int));
     out->eval = (double *)calloc((size_t)K * n + 1, sizeof(double));
-    if (!out->ecol || !out->eval) FAIL("host out of memory building ELL storage (%zu bytes)", (size_t)K * n * (sizeof(double) + sizeof(int)));
+    if (!out->ecol || !out->eval) FAIL("host out of memory building ELL storage (%zu bytes)", (size_t)K * n * ENTRY_BYTES);
     for (int i = 0; i < n; i++) {
       const int len = rowptr[i + 1] - rowptr[i];
       for (int k = 0; k < K; k++) {
@@ -122,19 +146,14 @@ int FusedFormatBuild(int n, const int *rowptr, const int *col, const double *val
         } else out->ecol[at] = len ? col[rowptr[i + 1] - 1] : i; /* zero padding at a column the row reads anyway (no 0 * Inf from elsewhere) */
       }
     }
-    out->bytes += (size_t)K * n * (sizeof(double) + sizeof(int));
   }
   if (format != FUSED_FORMAT_ELL) {
     /* CSR, or the entries of each row beyond K */
-    size_t tail = 0, t = 0;
-    for (int i = 0; i < n; i++) {
-      const int len = rowptr[i + 1] - rowptr[i];
-      if (len > K) tail += (size_t)(len - K);
-    }
+    size_t t = 0;
     out->rowptr = (int *)malloc((size_t)(n + 1) * sizeof(int));
-    out->col    = (int *)malloc((tail + 1) * sizeof(int));
-    out->val    = (double *)malloc((tail + 1) * sizeof(double));
-    if (!out->rowptr || !out->col || !out->val) FAIL("host out of memory building CSR storage (%zu bytes)", tail * (sizeof(double) + sizeof(int)));
+    out->col    = (int *)malloc((L.tail + 1) * sizeof(int));
+    out->val    = (double *)malloc((L.tail + 1) * sizeof(double));
+    if (!out->rowptr || !out->col || !out->val) FAIL("host out of memory building CSR storage (%zu bytes)", L.tail * ENTRY_BYTES);
     out->rowptr[0] = 0;
     for (int i = 0; i < n; i++) {
       for (int k = rowptr[i] + K; k < rowptr[i + 1]; k++, t++) {
@@ -143,8 +162,8 @@ int FusedFormatBuild(int n, const int *rowptr, const int *col, const double *val
       }
       out->rowptr[i + 1] = (int)t;
     }
-    out->bytes += tail * (sizeof(double) + sizeof(int)) + (size_t)(n + 1) * sizeof(int);
   }
+  out->bytes = L.bytes;
   return 0;
 }
 

@@ -36,6 +36,27 @@ typedef struct {
   size_t  csr_bytes;                     /* the same matrix in CSR */
 } FusedFormat;
 
+/* What the choice of format reads from the pattern: the host builder and the
+   device builder (src/cuda/devformat.cu) gather it, and both decide with
+   FusedFormatChoose(), so they store a matrix the same way. */
+typedef struct {
+  int                 n;
+  size_t              nnz;
+  int                 ndiag;        /* distinct diagonals, -1 when more than FUSED_DIA_MAX */
+  int                 maxrow;       /* longest row */
+  const unsigned int *rowlen_count; /* rows of each length 0..maxrow */
+} FusedPattern;
+
+typedef struct {
+  int    format, K; /* K: ELL width (ELL, HYB) */
+  size_t tail;      /* entries kept in CSR (the CSR format, or HYB's rest) */
+  size_t bytes, csr_bytes;
+} FusedLayout;
+
+/* The storage for requested (FUSED_FORMAT_AUTO: the smallest that is fast,
+   never above FUSED_FORMAT_MAX_GROWTH x CSR); 1 with a message when it cannot be (DIA with too many diagonals) */
+int FusedFormatChoose(const FusedPattern *, int requested, FusedLayout *, char *msg, size_t msglen);
+
 /* Returns 0, or 1 with a message (out of memory, DIA asked for with too many diagonals) */
 int    FusedFormatBuild(int n, const int *rowptr, const int *col, const double *val, int requested, FusedFormat *out, char *msg, size_t msglen);
 void   FusedFormatFree(FusedFormat *);

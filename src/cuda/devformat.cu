@@ -1,0 +1,280 @@
+/* The device storage formats built on the device (fusedformat.h gives the
+   formats and the choice): the CSR arrays go up once, kernels read the
+   pattern's statistics (longest row, row-length counts, diagonals), the host
+   decides with FusedFormatChoose() as the host builder does, and kernels fill
+   the chosen storage. The host builder (src/mat/fusedformat.c) stays the
+   reference the CPU tests check; this one only has to be fast. */
+#include <stdlib.h>
+#include <string.h>
+#include <cub/device/device_scan.cuh>
+#include "cuda/fusedcuda_impl.cuh"
+
+/* a failed CUDA call: its message, and on to the function's cleanup */
+#define TRY_CUDA(call) \
+  do { \
+    cudaError_t e_ = (call); \
+    if (e_ != cudaSuccess) { \
+      err = FusedCUDAFail(e_, #call, __FILE__, __LINE__); \
+      goto done; \
+    } \
+  } while (0)
+
+/* rows of length up to this are counted in shared memory */
+#define HIST_SHARED 4096
+
+/* Longest row, and (want_diag) a flag per diagonal offset that holds an entry;
+   *outside is set by an entry outside the square (a rectangular block). */
+__global__ static void ScanPatternKernel(int n, const int *rowptr, const int *col, int want_diag, int *flags, int *maxrow, int *outside)
+{
+  __shared__ int block_max;
+  int            mine = 0;
+  if (threadIdx.x == 0) block_max = 0;
+  __syncthreads();
+  FUSED_GRID_LOOP(i, n)
+  {
+    const int b = rowptr[i], e = rowptr[i + 1];
+    mine        = max(mine, e - b);
+    if (want_diag)
+      for (int k = b; k < e; k++) {
+        const long long at = (long long)col[k] - i + n - 1;
+        if (at < 0 || at >= 2LL * n - 1) *outside = 1;
+        else if (!flags[at]) flags[at] = 1; /* read first: a few hot offsets, no store storm */
+      }
+  }
+  atomicMax(&block_max, mine);
+  __syncthreads();
+  if (threadIdx.x == 0) atomicMax(maxrow, block_max);
+}
+
+__global__ static void RowLengthCountKernel(int n, const int *rowptr, int maxrow, unsigned int *count)
+{
+  __shared__ unsigned int local[HIST_SHARED];
+  const bool              shared = maxrow < HIST_SHARED;
+  if (shared) {
+    for (int l = threadIdx.x; l <= maxrow; l += blockDim.x) local[l] = 0;
+    __syncthreads();
+  }
+  FUSED_GRID_LOOP(i, n)
+  {
+    const int len = rowptr[i + 1] - rowptr[i];
+    if (shared) atomicAdd(&local[len], 1u);
+    else atomicAdd(&count[len], 1u);
+  }
+  if (shared) {
+    __syncthreads();
+    for (int l = threadIdx.x; l <= maxrow; l += blockDim.x)
+      if (local[l]) atomicAdd(&count[l], local[l]);
+  }
+}
+
+__global__ static void CollectDiagonalsKernel(int n, const int *flags, int *ndiag, int *offsets)
+{
+  FUSED_GRID_LOOP(at, 2 * n - 1)
+  if (flags[at]) {
+    const int slot = atomicAdd(ndiag, 1);
+    if (slot < FUSED_DIA_MAX) offsets[slot] = at - (n - 1);
+  }
+}
+
+/* Offsets ascending and a row's columns ascending: each entry's diagonal is at or after the last one's */
+__global__ static void FillDIAKernel(int n, const int *rowptr, const int *col, const double *val, int ndiag, const int *offsets, double *dval)
+{
+  FUSED_GRID_LOOP(i, n)
+  {
+    int d = 0;
+    for (int k = rowptr[i]; k < rowptr[i + 1]; k++) {
+      const int off = col[k] - i;
+      if (off < __ldg(&offsets[d])) d = 0; /* unsorted columns: look from the start */
+      while (__ldg(&offsets[d]) != off) d++;
+      dval[(size_t)d * n + i] += val[k]; /* duplicates add up, as in CSR */
+    }
+  }
+}
+
+__global__ static void FillELLKernel(int n, const int *rowptr, const int *col, const double *val, int K, int *ecol, double *eval)
+{
+  FUSED_GRID_LOOP(i, n)
+  {
+    const int b = rowptr[i], len = rowptr[i + 1] - b;
+    for (int k = 0; k < K; k++) {
+      const size_t at = (size_t)k * n + i;
+      if (k < len) {
+        ecol[at] = col[b + k];
+        eval[at] = val[b + k];
+      } else {
+        ecol[at] = len ? col[b + len - 1] : i; /* zero padding at a column the row reads anyway */
+        eval[at] = 0.0;
+      }
+    }
+  }
+}
+
+__global__ static void TailLengthKernel(int n, const int *rowptr, int K, int *tlen)
+{
+  FUSED_GRID_LOOP(i, n + 1) tlen[i] = i < n ? max(rowptr[i + 1] - rowptr[i] - K, 0) : 0;
+}
+
+__global__ static void FillTailKernel(int n, const int *rowptr, const int *col, const double *val, int K, const int *trowptr, int *tcol, double *tval)
+{
+  FUSED_GRID_LOOP(i, n)
+  {
+    int t = trowptr[i];
+    for (int k = rowptr[i] + K; k < rowptr[i + 1]; k++, t++) {
+      tcol[t] = col[k];
+      tval[t] = val[k];
+    }
+  }
+}
+
+void FusedDevStorageFree(FusedDevStorage *S)
+{
+  void *bufs[] = {S->d_offsets, S->dval, S->ecol, S->eval, S->rowptr, S->col, S->val};
+  for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) (void)cudaFree(bufs[i]);
+  memset(S, 0, sizeof(*S));
+}
+
+static int Grid(int n)
+{
+  const int blocks = (n + FUSED_BLOCK - 1) / FUSED_BLOCK;
+  return blocks < 1 ? 1 : (blocks < 65535 ? blocks : 65535);
+}
+
+/* The pattern's statistics into *pat (rowlen_count allocated here) */
+static int ScanPattern(int n, const int *d_rowptr, const int *d_col, int want_diag, FusedPattern *pat, int *offsets)
+{
+  int          *flags = NULL, *d_small = NULL, small[3 + FUSED_DIA_MAX];
+  unsigned int *d_count = NULL, *count;
+  int           err;
+
+  /* d_small: maxrow, outside, ndiag, offsets */
+  if ((err = FusedMalloc((void **)&d_small, sizeof(int) * (3 + FUSED_DIA_MAX), "the pattern's statistics"))) return err;
+  TRY_CUDA(cudaMemset(d_small, 0, sizeof(int) * (3 + FUSED_DIA_MAX)));
+  if (want_diag) {
+    if ((err = FusedMalloc((void **)&flags, sizeof(int) * (2 * (size_t)n - 1), "the diagonal flags"))) goto done;
+    TRY_CUDA(cudaMemset(flags, 0, sizeof(int) * (2 * (size_t)n - 1)));
+  }
+  ScanPatternKernel<<<Grid(n), FUSED_BLOCK>>>(n, d_rowptr, d_col, want_diag, flags, d_small, d_small + 1);
+  TRY_CUDA(cudaGetLastError()); /* ScanPatternKernel */
+  if (want_diag) {
+    CollectDiagonalsKernel<<<Grid(2 * n - 1), FUSED_BLOCK>>>(n, flags, d_small + 2, d_small + 3);
+    TRY_CUDA(cudaGetLastError()); /* CollectDiagonalsKernel */
+  }
+  TRY_CUDA(cudaMemcpy(small, d_small, sizeof(small), cudaMemcpyDeviceToHost));
+  pat->maxrow = small[0];
+  pat->ndiag  = want_diag && !small[1] && small[2] <= FUSED_DIA_MAX ? small[2] : -1;
+  if (pat->ndiag > 0) {
+    memcpy(offsets, small + 3, sizeof(int) * pat->ndiag);
+    for (int a = 1; a < pat->ndiag; a++) /* at most 64: insertion sort */
+      for (int b = a; b > 0 && offsets[b - 1] > offsets[b]; b--) {
+        const int t = offsets[b];
+        offsets[b] = offsets[b - 1], offsets[b - 1] = t;
+      }
+  }
+  if ((err = FusedMalloc((void **)&d_count, sizeof(unsigned int) * ((size_t)pat->maxrow + 1), "the row-length counts"))) goto done;
+  TRY_CUDA(cudaMemset(d_count, 0, sizeof(unsigned int) * ((size_t)pat->maxrow + 1)));
+  RowLengthCountKernel<<<Grid(n), FUSED_BLOCK>>>(n, d_rowptr, pat->maxrow, d_count);
+  TRY_CUDA(cudaGetLastError()); /* RowLengthCountKernel */
+  count = (unsigned int *)malloc(sizeof(unsigned int) * ((size_t)pat->maxrow + 1));
+  if (!count) {
+    err = FusedCUDASetError(FUSED_CUDA_ERR_MEM, "host out of memory for %d row-length counts", pat->maxrow + 1);
+    goto done;
+  }
+  TRY_CUDA(cudaMemcpy(count, d_count, sizeof(unsigned int) * ((size_t)pat->maxrow + 1), cudaMemcpyDeviceToHost));
+  pat->rowlen_count = count;
+done:
+  (void)cudaFree(flags);
+  (void)cudaFree(d_small);
+  (void)cudaFree(d_count);
+  return err;
+}
+
+/* The tail of each row beyond K, in CSR */
+static int BuildTail(int n, const int *rowptr, const int *col, const double *val, int K, size_t tail, FusedDevStorage *S)
+{
+  void  *scratch = NULL;
+  size_t scratch_bytes = 0;
+  int    err;
+
+  if ((err = FusedMalloc((void **)&S->rowptr, sizeof(int) * ((size_t)n + 1), "the operator's CSR tail"))) return err;
+  if ((err = FusedMalloc((void **)&S->col, sizeof(int) * (tail + 1), "the operator's CSR tail"))) return err;
+  if ((err = FusedMalloc((void **)&S->val, sizeof(double) * (tail + 1), "the operator's CSR tail"))) return err;
+  TailLengthKernel<<<Grid(n + 1), FUSED_BLOCK>>>(n, rowptr, K, S->rowptr);
+  FUSED_CUDA_CHECK_LAUNCH("TailLengthKernel");
+  FUSED_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, scratch_bytes, S->rowptr, S->rowptr, n + 1));
+  if ((err = FusedMalloc(&scratch, scratch_bytes, "the scan's scratch space"))) return err;
+  {
+    const cudaError_t e = cub::DeviceScan::ExclusiveSum(scratch, scratch_bytes, S->rowptr, S->rowptr, n + 1);
+    (void)cudaFree(scratch);
+    if (e != cudaSuccess) return FusedCUDAFail(e, "cub::DeviceScan::ExclusiveSum", __FILE__, __LINE__);
+  }
+  FillTailKernel<<<Grid(n), FUSED_BLOCK>>>(n, rowptr, col, val, K, S->rowptr, S->col, S->val);
+  FUSED_CUDA_CHECK_LAUNCH("FillTailKernel");
+  return FUSED_CUDA_OK;
+}
+
+int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double *val, int requested, FusedDevStorage *S)
+{
+  const size_t nnz = (size_t)rowptr[n];
+  int         *d_rowptr = NULL, *d_col = NULL;
+  double      *d_val = NULL;
+  FusedPattern pat;
+  char         msg[256];
+  int          err, keep_csr = 0;
+
+  memset(S, 0, sizeof(*S));
+  memset(&pat, 0, sizeof(pat));
+  pat.n   = n;
+  pat.nnz = nnz;
+  /* the CSR arrays up once; CSR storage keeps them */
+  if ((err = FusedMalloc((void **)&d_rowptr, sizeof(int) * ((size_t)n + 1), "the operator's CSR arrays"))) goto done;
+  if ((err = FusedMalloc((void **)&d_col, sizeof(int) * (nnz + 1), "the operator's CSR arrays"))) goto done;
+  if ((err = FusedMalloc((void **)&d_val, sizeof(double) * (nnz + 1), "the operator's CSR arrays"))) goto done;
+  TRY_CUDA(cudaMemcpy(d_rowptr, rowptr, sizeof(int) * ((size_t)n + 1), cudaMemcpyHostToDevice));
+  if (nnz) TRY_CUDA(cudaMemcpy(d_col, col, sizeof(int) * nnz, cudaMemcpyHostToDevice));
+  if (nnz) TRY_CUDA(cudaMemcpy(d_val, val, sizeof(double) * nnz, cudaMemcpyHostToDevice));
+  if (n > 0 && (err = ScanPattern(n, d_rowptr, d_col, requested == FUSED_FORMAT_AUTO || requested == FUSED_FORMAT_DIA, &pat, S->offsets))) goto done;
+  if (n == 0) {
+    static const unsigned int none[1] = {0};
+    pat.ndiag = 0, pat.rowlen_count = none;
+  }
+  if (FusedFormatChoose(&pat, requested, &S->layout, msg, sizeof(msg))) {
+    err = FusedCUDASetError(FUSED_CUDA_ERR_ARG, "%s", msg);
+    goto done;
+  }
+  switch (S->layout.format) {
+  case FUSED_FORMAT_DIA:
+    S->ndiag = pat.ndiag;
+    if ((err = FusedMalloc((void **)&S->d_offsets, sizeof(int) * (S->ndiag + 1), "the operator's diagonal offsets"))) goto done;
+    if ((err = FusedMalloc((void **)&S->dval, sizeof(double) * ((size_t)S->ndiag * n + 1), "the operator's diagonals"))) goto done;
+    TRY_CUDA(cudaMemcpy(S->d_offsets, S->offsets, sizeof(int) * S->ndiag, cudaMemcpyHostToDevice));
+    TRY_CUDA(cudaMemset(S->dval, 0, sizeof(double) * (size_t)S->ndiag * n));
+    if (n > 0 && S->ndiag > 0) {
+      FillDIAKernel<<<Grid(n), FUSED_BLOCK>>>(n, d_rowptr, d_col, d_val, S->ndiag, S->d_offsets, S->dval);
+      TRY_CUDA(cudaGetLastError()); /* FillDIAKernel */
+    }
+    break;
+  case FUSED_FORMAT_CSR:
+    S->rowptr = d_rowptr, S->col = d_col, S->val = d_val;
+    keep_csr  = 1;
+    break;
+  default: /* ELL, HYB */
+    if (S->layout.K > 0) {
+      const size_t cells = (size_t)S->layout.K * n;
+      if ((err = FusedMalloc((void **)&S->ecol, sizeof(int) * (cells + 1), "the operator's ELL part"))) goto done;
+      if ((err = FusedMalloc((void **)&S->eval, sizeof(double) * (cells + 1), "the operator's ELL part"))) goto done;
+      FillELLKernel<<<Grid(n), FUSED_BLOCK>>>(n, d_rowptr, d_col, d_val, S->layout.K, S->ecol, S->eval);
+      TRY_CUDA(cudaGetLastError()); /* FillELLKernel */
+    }
+    if (S->layout.format == FUSED_FORMAT_HYB && (err = BuildTail(n, d_rowptr, d_col, d_val, S->layout.K, S->layout.tail, S))) goto done;
+  }
+  TRY_CUDA(cudaDeviceSynchronize()); /* the fill's errors here, before the CSR arrays go */
+done:
+  if (n > 0) free((void *)pat.rowlen_count);
+  if (!keep_csr) {
+    (void)cudaFree(d_rowptr);
+    (void)cudaFree(d_col);
+    (void)cudaFree(d_val);
+  }
+  if (err) FusedDevStorageFree(S);
+  return err;
+}
