@@ -22,9 +22,10 @@
 /* rows of length up to this are counted in shared memory */
 #define HIST_SHARED 4096
 
-/* Longest row, and (want_diag) a flag per diagonal offset that holds an entry;
-   *outside is set by an entry outside the square (a rectangular block). */
-__global__ static void ScanPatternKernel(int n, const int *rowptr, const int *col, int want_diag, int *flags, int *maxrow, int *outside)
+/* Longest row, and (want_diag) for each diagonal offset the first row that
+   has an entry on it (n where none does: flags start at n or above); *outside
+   is set by an entry outside the square (a rectangular block). */
+__global__ static void ScanPatternKernel(int n, const int *rowptr, const int *col, int want_diag, int *first_row, int *maxrow, int *outside)
 {
   __shared__ int block_max;
   int            mine = 0;
@@ -38,7 +39,7 @@ __global__ static void ScanPatternKernel(int n, const int *rowptr, const int *co
       for (int k = b; k < e; k++) {
         const long long at = (long long)col[k] - i + n - 1;
         if (at < 0 || at >= 2LL * n - 1) *outside = 1;
-        else if (!flags[at]) flags[at] = 1; /* read first: a few hot offsets, no store storm */
+        else if (first_row[at] > i) atomicMin(&first_row[at], i); /* read first: a few hot offsets, few atomics */
       }
   }
   atomicMax(&block_max, mine);
@@ -67,16 +68,19 @@ __global__ static void RowLengthCountKernel(int n, const int *rowptr, int maxrow
   }
 }
 
-__global__ static void CollectDiagonalsKernel(int n, const int *flags, int *ndiag, int *offsets)
+__global__ static void CollectDiagonalsKernel(int n, const int *first_row, int *ndiag, int *offsets, int *rows)
 {
   FUSED_GRID_LOOP(at, 2 * n - 1)
-  if (flags[at]) {
+  if (first_row[at] < n) {
     const int slot = atomicAdd(ndiag, 1);
-    if (slot < FUSED_DIA_MAX) offsets[slot] = at - (n - 1);
+    if (slot < FUSED_DIA_MAX) {
+      offsets[slot] = at - (n - 1);
+      rows[slot]    = first_row[at];
+    }
   }
 }
 
-/* Offsets ascending and a row's columns ascending: each entry's diagonal is at or after the last one's */
+/* Each entry's diagonal: searched from the last one's, and from the start where the columns go back */
 __global__ static void FillDIAKernel(int n, const int *rowptr, const int *col, const double *val, int ndiag, const int *offsets, double *dval)
 {
   FUSED_GRID_LOOP(i, n)
@@ -84,8 +88,7 @@ __global__ static void FillDIAKernel(int n, const int *rowptr, const int *col, c
     int d = 0;
     for (int k = rowptr[i]; k < rowptr[i + 1]; k++) {
       const int off = col[k] - i;
-      if (off < __ldg(&offsets[d])) d = 0; /* unsorted columns: look from the start */
-      while (__ldg(&offsets[d]) != off) d++;
+      for (int tries = 0; __ldg(&offsets[d]) != off && tries < ndiag; tries++) d = d + 1 < ndiag ? d + 1 : 0;
       dval[(size_t)d * n + i] += val[k]; /* duplicates add up, as in CSR */
     }
   }
@@ -139,24 +142,27 @@ static int Grid(int n)
   return blocks < 1 ? 1 : (blocks < 65535 ? blocks : 65535);
 }
 
-/* The pattern's statistics into *pat (rowlen_count allocated here) */
+/* The pattern's statistics into *pat (rowlen_count allocated here), and the
+   diagonals in the order the host builder finds them: by the first row that
+   has each, then ascending (a row's columns are sorted), so that both store
+   the matrix alike and sum each row in the same order */
 static int ScanPattern(int n, const int *d_rowptr, const int *d_col, int want_diag, FusedPattern *pat, int *offsets)
 {
-  int          *flags = NULL, *d_small = NULL, small[3 + FUSED_DIA_MAX];
+  int          *first_row = NULL, *d_small = NULL, small[3 + 2 * FUSED_DIA_MAX], *rows = small + 3 + FUSED_DIA_MAX;
   unsigned int *d_count = NULL, *count;
-  int           err;
+  int           err = FUSED_CUDA_OK;
 
-  /* d_small: maxrow, outside, ndiag, offsets */
-  if ((err = FusedMalloc((void **)&d_small, sizeof(int) * (3 + FUSED_DIA_MAX), "the pattern's statistics"))) return err;
-  TRY_CUDA(cudaMemset(d_small, 0, sizeof(int) * (3 + FUSED_DIA_MAX)));
+  /* d_small: maxrow, outside, ndiag, offsets, their first rows */
+  if ((err = FusedMalloc((void **)&d_small, sizeof(small), "the pattern's statistics"))) return err;
+  TRY_CUDA(cudaMemset(d_small, 0, sizeof(small)));
   if (want_diag) {
-    if ((err = FusedMalloc((void **)&flags, sizeof(int) * (2 * (size_t)n - 1), "the diagonal flags"))) goto done;
-    TRY_CUDA(cudaMemset(flags, 0, sizeof(int) * (2 * (size_t)n - 1)));
+    if ((err = FusedMalloc((void **)&first_row, sizeof(int) * (2 * (size_t)n - 1), "the diagonals' first rows"))) goto done;
+    TRY_CUDA(cudaMemset(first_row, 0x7f, sizeof(int) * (2 * (size_t)n - 1))); /* 0x7f7f7f7f: no row yet */
   }
-  ScanPatternKernel<<<Grid(n), FUSED_BLOCK>>>(n, d_rowptr, d_col, want_diag, flags, d_small, d_small + 1);
+  ScanPatternKernel<<<Grid(n), FUSED_BLOCK>>>(n, d_rowptr, d_col, want_diag, first_row, d_small, d_small + 1);
   TRY_CUDA(cudaGetLastError()); /* ScanPatternKernel */
   if (want_diag) {
-    CollectDiagonalsKernel<<<Grid(2 * n - 1), FUSED_BLOCK>>>(n, flags, d_small + 2, d_small + 3);
+    CollectDiagonalsKernel<<<Grid(2 * n - 1), FUSED_BLOCK>>>(n, first_row, d_small + 2, d_small + 3, d_small + 3 + FUSED_DIA_MAX);
     TRY_CUDA(cudaGetLastError()); /* CollectDiagonalsKernel */
   }
   TRY_CUDA(cudaMemcpy(small, d_small, sizeof(small), cudaMemcpyDeviceToHost));
@@ -164,10 +170,12 @@ static int ScanPattern(int n, const int *d_rowptr, const int *d_col, int want_di
   pat->ndiag  = want_diag && !small[1] && small[2] <= FUSED_DIA_MAX ? small[2] : -1;
   if (pat->ndiag > 0) {
     memcpy(offsets, small + 3, sizeof(int) * pat->ndiag);
-    for (int a = 1; a < pat->ndiag; a++) /* at most 64: insertion sort */
-      for (int b = a; b > 0 && offsets[b - 1] > offsets[b]; b--) {
-        const int t = offsets[b];
+    for (int a = 1; a < pat->ndiag; a++) /* at most 64: insertion sort by (first row, offset) */
+      for (int b = a; b > 0 && (rows[b - 1] > rows[b] || (rows[b - 1] == rows[b] && offsets[b - 1] > offsets[b])); b--) {
+        int t      = offsets[b];
         offsets[b] = offsets[b - 1], offsets[b - 1] = t;
+        t       = rows[b];
+        rows[b] = rows[b - 1], rows[b - 1] = t;
       }
   }
   if ((err = FusedMalloc((void **)&d_count, sizeof(unsigned int) * ((size_t)pat->maxrow + 1), "the row-length counts"))) goto done;
@@ -179,10 +187,10 @@ static int ScanPattern(int n, const int *d_rowptr, const int *d_col, int want_di
     err = FusedCUDASetError(FUSED_CUDA_ERR_MEM, "host out of memory for %d row-length counts", pat->maxrow + 1);
     goto done;
   }
-  TRY_CUDA(cudaMemcpy(count, d_count, sizeof(unsigned int) * ((size_t)pat->maxrow + 1), cudaMemcpyDeviceToHost));
   pat->rowlen_count = count;
+  TRY_CUDA(cudaMemcpy(count, d_count, sizeof(unsigned int) * ((size_t)pat->maxrow + 1), cudaMemcpyDeviceToHost));
 done:
-  (void)cudaFree(flags);
+  (void)cudaFree(first_row);
   (void)cudaFree(d_small);
   (void)cudaFree(d_count);
   return err;

@@ -219,18 +219,49 @@ __global__ static void FusedSpMVKernel(FusedMatView A, const double *__restrict_
   }
 }
 
+/* CSR with lanes threads per row (a power of two up to 32): long rows are
+   read by several threads side by side, coalesced, and summed by shuffles */
+__global__ static void FusedCSRVectorKernel(int n, int lanes, const int *__restrict__ rowptr, const int *__restrict__ col, const double *__restrict__ val, const double *__restrict__ x, const double *__restrict__ z, double *__restrict__ y)
+{
+  const int      lane = threadIdx.x & (lanes - 1);
+  const unsigned group = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u) << ((threadIdx.x & 31) & ~(lanes - 1)); /* a row's threads, who leave the loop together */
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t / lanes < n; t += (long long)gridDim.x * blockDim.x) {
+    const int i = (int)(t / lanes);
+    double    s = 0.0;
+    for (int k = rowptr[i] + lane; k < rowptr[i + 1]; k += lanes) s += val[k] * __ldg(&x[col[k]]);
+    for (int o = lanes / 2; o > 0; o >>= 1) s += __shfl_down_sync(group, s, o, lanes);
+    if (lane == 0) y[i] = z ? z[i] + s : s;
+  }
+}
+
+/* y = A x (+ z) on device vectors: a thread per row, or for CSR rows longer
+   than 2 on average several threads per row */
+static int LaunchProduct(FusedDevMat A, const double *x, const double *z, double *y, cudaStream_t stream)
+{
+  const int    n    = A->view.n;
+  const double mean = n ? (double)A->tail / n : 0.0;
+  if (A->view.format == FUSED_FORMAT_CSR && !A->view.growptr && mean > 2.0) {
+    int lanes = 2;
+    while (lanes < 32 && lanes < mean) lanes *= 2;
+    const long long threads = (long long)n * lanes;
+    const long long blocks  = (threads + FUSED_BLOCK - 1) / FUSED_BLOCK;
+    FusedCSRVectorKernel<<<(int)(blocks < 65535 ? blocks : 65535), FUSED_BLOCK, 0, stream>>>(n, lanes, A->view.rowptr, A->view.col, A->view.val, x, z, y);
+    FUSED_CUDA_CHECK_LAUNCH("FusedCSRVectorKernel");
+  } else {
+    const int blocks = (n + FUSED_BLOCK - 1) / FUSED_BLOCK;
+    FusedSpMVKernel<<<blocks < 65535 ? blocks : 65535, FUSED_BLOCK, 0, stream>>>(A->view, x, z, y);
+    FUSED_CUDA_CHECK_LAUNCH("FusedSpMVKernel");
+  }
+  return FUSED_CUDA_OK;
+}
+
 /* y = A x with device vectors, queued on stream (a cudaStream_t; NULL: the default stream) */
 extern "C" int FusedDevMatMultDevice(FusedDevMat A, const double *x, double *y, void *stream)
 {
   const int n = A->view.n;
   if (A->nghost > 0) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a product with device vectors alone cannot read the %d ghost values of an off-process block", A->nghost);
   if (n == 0) return FUSED_CUDA_OK;
-  {
-    const int blocks = (n + FUSED_BLOCK - 1) / FUSED_BLOCK;
-    FusedSpMVKernel<<<blocks < 65535 ? blocks : 65535, FUSED_BLOCK, 0, (cudaStream_t)stream>>>(A->view, x, NULL, y);
-    FUSED_CUDA_CHECK_LAUNCH("FusedSpMVKernel");
-  }
-  return FUSED_CUDA_OK;
+  return LaunchProduct(A, x, NULL, y, (cudaStream_t)stream);
 }
 
 /* y = A x (+ z) with host vectors: x (and the ghost values) in, y out. The
@@ -248,11 +279,7 @@ extern "C" int FusedDevMatMult(FusedDevMat A, const double *x, const double *gho
   FUSED_CUDA_CHECK(cudaMemcpyAsync(A->x_dev, x, sizeof(double) * A->ncols, cudaMemcpyHostToDevice, A->stream));
   if (A->nghost > 0) FUSED_CUDA_CHECK(cudaMemcpyAsync(A->ghost, ghost, sizeof(double) * A->nghost, cudaMemcpyHostToDevice, A->stream));
   if (z) FUSED_CUDA_CHECK(cudaMemcpyAsync(A->y_dev + n, z, sizeof(double) * n, cudaMemcpyHostToDevice, A->stream));
-  {
-    const int blocks = (n + FUSED_BLOCK - 1) / FUSED_BLOCK;
-    FusedSpMVKernel<<<blocks < 65535 ? blocks : 65535, FUSED_BLOCK, 0, A->stream>>>(A->view, A->x_dev, z ? A->y_dev + n : NULL, A->y_dev);
-    FUSED_CUDA_CHECK_LAUNCH("FusedSpMVKernel");
-  }
+  if (int err = LaunchProduct(A, A->x_dev, z ? A->y_dev + n : NULL, A->y_dev, A->stream)) return err;
   FUSED_CUDA_CHECK(cudaMemcpyAsync(y, A->y_dev, sizeof(double) * n, cudaMemcpyDeviceToHost, A->stream));
   FUSED_CUDA_CHECK(cudaStreamSynchronize(A->stream));
   return FUSED_CUDA_OK;

@@ -46,7 +46,7 @@ struct FusedMatView {
    uploaded CSR arrays (src/cuda/devformat.cu) */
 struct FusedDevStorage {
   FusedLayout layout;
-  int         ndiag, offsets[FUSED_DIA_MAX]; /* DIA, ascending */
+  int         ndiag, offsets[FUSED_DIA_MAX]; /* DIA, in the host builder's order */
   int        *d_offsets;
   double     *dval;
   int        *ecol; /* ELL part, K x n column-major */
