@@ -108,6 +108,13 @@ extern "C" int FusedDevMatCreate(int device, int n, const int *rowptr, const int
   return FUSED_CUDA_OK;
 }
 
+/* teardown goes on after a failure and reports the first one */
+#define KEEP_FIRST_ERROR(call, what) \
+  do { \
+    cudaError_t e_ = (call); \
+    if (e_ != cudaSuccess && !err) err = FusedCUDAFail(e_, what, __FILE__, __LINE__); \
+  } while (0)
+
 extern "C" int FusedDevMatDestroy(FusedDevMat *pA)
 {
   FusedDevMat A = *pA;
@@ -133,34 +140,13 @@ extern "C" int FusedDevMatDestroy(FusedDevMat *pA)
   bufs[15] = A->brow;
   bufs[16] = A->bptr;
   (void)cudaSetDevice(A->device);
-  for (int i = 0; i < 17; i++) {
-    cudaError_t e = cudaFree(bufs[i]);
-    if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaFree (operator)", __FILE__, __LINE__);
-  }
-  if (A->send_host) {
-    cudaError_t e = cudaFreeHost(A->send_host);
-    if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaFreeHost (halo)", __FILE__, __LINE__);
-  }
-  if (A->ghost_host) {
-    cudaError_t e = cudaFreeHost(A->ghost_host);
-    if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaFreeHost (halo)", __FILE__, __LINE__);
-  }
-  if (A->stream) {
-    cudaError_t e = cudaStreamDestroy(A->stream);
-    if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaStreamDestroy (operator)", __FILE__, __LINE__);
-  }
-  if (A->halo_stream) {
-    cudaError_t e = cudaStreamDestroy(A->halo_stream);
-    if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaStreamDestroy (halo)", __FILE__, __LINE__);
-  }
-  if (A->packed) {
-    cudaError_t e = cudaEventDestroy(A->packed);
-    if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaEventDestroy (halo)", __FILE__, __LINE__);
-  }
-  if (A->arrived) {
-    cudaError_t e = cudaEventDestroy(A->arrived);
-    if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaEventDestroy (halo)", __FILE__, __LINE__);
-  }
+  for (int i = 0; i < 17; i++) KEEP_FIRST_ERROR(cudaFree(bufs[i]), "cudaFree (operator)");
+  if (A->send_host) KEEP_FIRST_ERROR(cudaFreeHost(A->send_host), "cudaFreeHost (halo)");
+  if (A->ghost_host) KEEP_FIRST_ERROR(cudaFreeHost(A->ghost_host), "cudaFreeHost (halo)");
+  if (A->stream) KEEP_FIRST_ERROR(cudaStreamDestroy(A->stream), "cudaStreamDestroy (operator)");
+  if (A->halo_stream) KEEP_FIRST_ERROR(cudaStreamDestroy(A->halo_stream), "cudaStreamDestroy (halo)");
+  if (A->packed) KEEP_FIRST_ERROR(cudaEventDestroy(A->packed), "cudaEventDestroy (halo)");
+  if (A->arrived) KEEP_FIRST_ERROR(cudaEventDestroy(A->arrived), "cudaEventDestroy (halo)");
   free(A);
   *pA = NULL;
   return err;
