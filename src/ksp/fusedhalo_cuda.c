@@ -75,6 +75,15 @@ static PetscErrorCode FusedHaloIpcSetUp(FusedHalo h, FusedDevMat A, PetscInt dev
   PetscFunctionReturn(0);
 }
 
+/* Our readers are done with the last contents of our send buffer */
+static PetscErrorCode FusedHaloIpcWaitReaders(FusedHalo h)
+{
+  PetscFunctionBegin;
+  if (h->tokens_pending) PetscCallMPI(MPI_Waitall(h->nrecv + h->nsend, h->tokens, MPI_STATUSES_IGNORE));
+  h->tokens_pending = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
 /* Closes what IPC opened; collective, so that no rank frees a buffer another still reads */
 PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloDestroy(KSPFused *fused)
 {
@@ -83,7 +92,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloDestroy(KSPFused *fused)
 
   PetscFunctionBegin;
   if (!h) PetscFunctionReturn(0);
-  if (h->tokens_pending) PetscCallMPI(MPI_Waitall(h->nrecv + h->nsend, h->tokens, MPI_STATUSES_IGNORE));
+  PetscCall(FusedHaloIpcWaitReaders(h));
   if (h->peer_base) {
     for (i = 0; i < h->nrecv; i++) PetscCallFusedCUDA(FusedCUDAIpcClose(h->peer_base[i]));
     PetscCallMPI(MPI_Barrier(h->comm));
@@ -121,15 +130,6 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloSetUp(KSPFused *fused, FusedHaloTran
       h->transport = FUSED_HALO_HOST;
     }
   }
-  PetscFunctionReturn(0);
-}
-
-/* Our readers are done with the last contents of our send buffer */
-static PetscErrorCode FusedHaloIpcWaitReaders(FusedHalo h)
-{
-  PetscFunctionBegin;
-  if (h->tokens_pending) PetscCallMPI(MPI_Waitall(h->nrecv + h->nsend, h->tokens, MPI_STATUSES_IGNORE));
-  h->tokens_pending = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
