@@ -43,6 +43,8 @@ PETSC_EXTERN PetscErrorCode KSPPGMRESFusedGetRestart(KSP, PetscInt *);
    device or no usable driver. Never errors for the absence of a GPU. */
 PETSC_EXTERN PetscErrorCode PetscFusedCUDADeviceCount(PetscInt *, char *reason, size_t reasonlen);
 PETSC_EXTERN PetscErrorCode PetscFusedCUDADeviceName(PetscInt, char *name, size_t namelen);
+/* Free and total bytes of a device's memory, once its queued work is done */
+PETSC_EXTERN PetscErrorCode PetscFusedCUDAMemoryInfo(PetscInt, size_t *free_bytes, size_t *total_bytes);
 
 /* Measured device-to-device copy bandwidth of device 0 in bytes (read plus
    written) per second, over a buffer of the given size: the yardstick of the

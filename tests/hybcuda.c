@@ -5,7 +5,8 @@
    then re-assembly with the same pattern (values only) and with a new
    entry, MatScale, MatShift, MatDuplicate and MatConvert back to AIJ. Runs on
    any number of ranks (mpihybcuda on several).
-     hybcuda [-f a.mtx,b.mtx] */
+     hybcuda [-f a.mtx,b.mtx]
+   With -oom_rows n (one rank), only the device-memory-exhausted check. */
 #include "problems.h"
 #include <petscfused.h>
 
@@ -164,17 +165,112 @@ static PetscErrorCode CheckMatrix(Mat A, const char *name, PetscBool stencil)
   PetscFunctionReturn(0);
 }
 
+/* A: n rows, 2 on the diagonal, and a first row of ones, dense */
+static PetscErrorCode DenseRowMatrix(PetscInt n, Mat *A)
+{
+  PetscInt *nnz, *cols, i;
+  PetscReal *vals;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc3(n, &nnz, n, &cols, n, &vals));
+  for (i = 0; i < n; i++) {
+    nnz[i]  = i ? 1 : n;
+    cols[i] = i;
+    vals[i] = i ? 1.0 : 2.0;
+  }
+  PetscCall(MatCreateSeqAIJ(PETSC_COMM_SELF, n, n, 0, nnz, A));
+  PetscCall(MatSetValues(*A, 1, cols, n, cols, vals, INSERT_VALUES));
+  for (i = 1; i < n; i++) PetscCall(MatSetValue(*A, i, i, 2.0, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscFree3(nnz, cols, vals));
+  PetscFunctionReturn(0);
+}
+
+/* Device memory exhausted: ELL storage of a matrix with one dense row needs
+   n^2 cells (12 n^2 bytes: 270 GB at n = 150,000). MatConvert() must fail
+   with PETSC_ERR_MEM naming the bytes, leave the AIJ matrix as it was, keep
+   no device memory, and a CSR copy of the same matrix must then work. */
+static PetscErrorCode CheckOutOfMemory(PetscInt n)
+{
+  Mat                A, H = NULL;
+  Vec                x, y;
+  size_t             free0, free1, total;
+  PetscErrorCode     ierr;
+  const char        *text = NULL;
+  char              *specific = NULL;
+  const PetscScalar *ya;
+  PetscReal          worst = 0.0;
+  PetscInt           i;
+
+  PetscFunctionBegin;
+  /* the kernels of the failing path, loaded once on a small matrix, so that their code is not counted as lost */
+  PetscCall(PetscOptionsSetValue(NULL, "-mat_hybcuda_format", "ell"));
+  PetscCall(DenseRowMatrix(100, &A));
+  PetscCall(MatConvert(A, MATHYBCUDA, MAT_INITIAL_MATRIX, &H));
+  PetscCall(MatDestroy(&H));
+  PetscCall(MatDestroy(&A));
+
+  PetscCall(DenseRowMatrix(n, &A));
+  PetscCall(PetscFusedCUDAMemoryInfo(0, &free0, &total));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = MatConvert(A, MATHYBCUDA, MAT_INITIAL_MATRIX, &H);
+  PetscCall(PetscPopErrorHandler());
+  if (ierr) PetscCall(PetscErrorMessage(ierr, &text, &specific));
+  PetscCall(PetscFusedCUDAMemoryInfo(0, &free1, &total));
+  if (ierr == PETSC_ERR_MEM && specific && strstr(specific, "out of memory") && strstr(specific, "bytes")) PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok   ELL of a dense row, n = %" PetscInt_FMT ": PETSC_ERR_MEM, \"%s\"\n", n, specific));
+  else {
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL ELL of a dense row, n = %" PetscInt_FMT ": error %d (want PETSC_ERR_MEM = %d), \"%s\"\n", n, (int)ierr, (int)PETSC_ERR_MEM, specific ? specific : ""));
+    failures++;
+  }
+  if (!ierr) PetscCall(MatDestroy(&H));
+  /* nothing kept: within the allocation granularity (the CSR arrays alone are 3.6 MB here) */
+  if (free1 + (1 << 20) >= free0) PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok   device memory after the failure: %zu bytes free, %zu before\n", free1, free0));
+  else {
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL device memory after the failure: %zu bytes free, %zu before (%zu lost)\n", free1, free0, free0 - free1));
+    failures++;
+  }
+  /* the AIJ matrix as it was: A 1 is n + 1 in the first row and 2 elsewhere */
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(VecSet(x, 1.0));
+  PetscCall(MatMult(A, x, y));
+  PetscCall(VecGetArrayRead(y, &ya));
+  for (i = 0; i < n; i++) worst = PetscMax(worst, PetscAbsScalar(ya[i] - (i ? 2.0 : (PetscReal)n + 1.0)));
+  PetscCall(VecRestoreArrayRead(y, &ya));
+  if (worst == 0.0) PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok   the AIJ matrix is intact after the failure\n"));
+  else {
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL the AIJ matrix changed: A 1 off by %g\n", (double)worst));
+    failures++;
+  }
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  /* and the same matrix fits in CSR */
+  PetscCall(PetscOptionsSetValue(NULL, "-mat_hybcuda_format", "csr"));
+  PetscCall(MatConvert(A, MATHYBCUDA, MAT_INITIAL_MATRIX, &H));
+  PetscCall(Compare(A, H, "dense-row csr after the failure"));
+  PetscCall(MatDestroy(&H));
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscOptionsClearValue(NULL, "-mat_hybcuda_format"));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   char     *files[8];
   PetscInt  nf = 8, i;
   PetscBool set;
   Mat       A;
+  PetscInt  oom_rows = 0;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(PetscFusedInitializePackage());
   PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-f", files, &nf, &set));
   if (!set) nf = 0;
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-oom_rows", &oom_rows, NULL));
+  if (oom_rows > 0) { /* only that */
+    PetscCall(CheckOutOfMemory(oom_rows));
+    goto done;
+  }
   PetscCall(ProblemCreate(PETSC_COMM_WORLD, PROBLEM_LAP2D, 40, &A));
   PetscCall(CheckMatrix(A, "lap2d-40", PETSC_TRUE));
   PetscCall(MatDestroy(&A));
@@ -191,7 +287,9 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
     PetscCall(PetscFree(files[i]));
   }
+done:
   if (failures) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: %" PetscInt_FMT " comparisons out of bounds\n", failures));
+  else if (oom_rows > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  hybcuda: device memory exhausted, PETSC_ERR_MEM, nothing lost\n"));
   else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  hybcuda: every product matches AIJ within 1e-14\n"));
   PetscCall(PetscFinalize());
   return failures ? 1 : 0;

@@ -29,3 +29,17 @@ extern "C" int FusedCUDADeviceName(int device, char *name, size_t namelen, char 
   snprintf(name, namelen, "%s", prop.name);
   return 0;
 }
+
+/* Free and total memory of a device, after the work queued on it is done
+   (memory freed stream-ordered is returned to the system at that point) */
+extern "C" int FusedCUDAMemoryInfo(int device, size_t *free_bytes, size_t *total_bytes, char *errmsg, size_t errlen)
+{
+  cudaError_t err = cudaSetDevice(device);
+  if (err == cudaSuccess) err = cudaDeviceSynchronize();
+  if (err == cudaSuccess) err = cudaMemGetInfo(free_bytes, total_bytes);
+  if (err != cudaSuccess) {
+    snprintf(errmsg, errlen, "CUDA device %d memory query: %s", device, cudaGetErrorString(err));
+    return 1;
+  }
+  return 0;
+}

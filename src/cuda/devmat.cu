@@ -88,6 +88,7 @@ extern "C" int FusedDevMatCreate(int device, int n, const int *rowptr, const int
     AdoptStorage(A, &S);
     if (growptr && nghost > 0) {
       const size_t gnnz = (size_t)growptr[n];
+      A->gnnz           = gnnz;
       if ((err = DevUpload((void **)&A->growptr, growptr, sizeof(int) * (n + 1), &A->bytes))) break;
       if ((err = DevUpload((void **)&A->gcol, gcol, sizeof(int) * gnnz, &A->bytes))) break;
       if ((err = DevUpload((void **)&A->gval, gval, sizeof(double) * gnnz, &A->bytes))) break;

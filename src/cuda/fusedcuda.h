@@ -15,6 +15,7 @@ const char *FusedCUDALastError(void);
 
 int FusedCUDADeviceCount(int *count, char *reason, size_t reasonlen);
 int FusedCUDADeviceName(int device, char *name, size_t namelen, char *errmsg, size_t errlen);
+int FusedCUDAMemoryInfo(int device, size_t *free_bytes, size_t *total_bytes, char *errmsg, size_t errlen);
 
 /* measured device-to-device copy bandwidth, bytes read + written per second */
 int FusedCUDACopyBandwidth(int device, size_t bytes, int reps, double *bytes_per_s);
@@ -40,6 +41,10 @@ int    FusedDevMatMult(FusedDevMat A, const double *x, const double *ghost, cons
 /* y = A x on device vectors, queued on stream (a cudaStream_t, NULL for the default); no off-process block */
 int    FusedDevMatMultDevice(FusedDevMat A, const double *x, double *y, void *stream);
 int    FusedDevMatUpdateValues(FusedDevMat A, const int *rowptr, const int *col, const double *val, const int *growptr, const double *gval);
+/* A = a A, and A = A + a I on the stored diagonal entries (*done 0, nothing
+   changed: a row has no diagonal entry in the storage), on the device */
+int    FusedDevMatScale(FusedDevMat A, double a);
+int    FusedDevMatShift(FusedDevMat A, double a, int *done);
 
 /* ---- per-solver device workspace --------------------------------------- */
 typedef struct FusedCUDA_s *FusedCUDA;

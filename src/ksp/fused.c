@@ -377,6 +377,15 @@ PetscErrorCode PetscFusedCUDADeviceName(PetscInt device, char *name, size_t name
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode PetscFusedCUDAMemoryInfo(PetscInt device, size_t *free_bytes, size_t *total_bytes)
+{
+  char errmsg[256];
+
+  PetscFunctionBegin;
+  PetscCheck(!FusedCUDAMemoryInfo((int)device, free_bytes, total_bytes, errmsg, sizeof(errmsg)), PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", errmsg);
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode PetscFusedCUDACopyBandwidth(size_t bytes, PetscReal *bytes_per_s)
 {
   double bw;

@@ -243,6 +243,67 @@ static PetscErrorCode MatAssemblyEnd_HYBCUDA(Mat A, MatAssemblyType mode)
   PetscFunctionReturn(0);
 }
 
+/* Whether the device copy holds the matrix as it is now */
+static PetscErrorCode MatHYBCUDAIsCurrent(Mat A, PetscBool *current)
+{
+  Mat_HYBCUDA     *h = (Mat_HYBCUDA *)A->spptr;
+  PetscObjectState state, nzstate;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  PetscCall(MatGetNonzeroState(A, &nzstate));
+  *current = h->dev && state == h->dev_state && nzstate == h->dev_nzstate ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/* The host matrix is scaled as AIJ does it, and a current device copy in
+   place. MatScale() and MatShift() raise the state once after us (as
+   MatAssemblyEnd() does), and the copy is noted as holding that state. */
+static PetscErrorCode MatScale_HYBCUDA(Mat A, PetscScalar a)
+{
+  Mat_HYBCUDA     *h = (Mat_HYBCUDA *)A->spptr;
+  PetscBool        current;
+  PetscObjectState state;
+
+  PetscFunctionBegin;
+  PetscCall(MatHYBCUDAIsCurrent(A, &current));
+  PetscCall((*h->aijops.scale)(A, a));
+  h->dev_state = 0; /* stale until the device has it too */
+  if (current) {
+    PetscCall(PetscLogEventBegin(MAT_HYBCUDA_Values, A, 0, 0, 0));
+    PetscCallHYBCUDA(FusedDevMatScale(h->dev, (double)a));
+    PetscCall(PetscLogEventEnd(MAT_HYBCUDA_Values, A, 0, 0, 0));
+    PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+    h->dev_state = state + 1;
+  }
+  PetscFunctionReturn(0);
+}
+
+/* The same for A + a I, where the host shift kept the nonzero pattern and
+   every row has its diagonal entry on the device; else the next product
+   brings the copy up to date as after any change */
+static PetscErrorCode MatShift_HYBCUDA(Mat A, PetscScalar a)
+{
+  Mat_HYBCUDA     *h = (Mat_HYBCUDA *)A->spptr;
+  PetscBool        current;
+  PetscObjectState state, nzstate;
+  int              done = 0;
+
+  PetscFunctionBegin;
+  PetscCall(MatHYBCUDAIsCurrent(A, &current));
+  PetscCall((*h->aijops.shift)(A, a));
+  h->dev_state = 0;
+  PetscCall(MatGetNonzeroState(A, &nzstate));
+  if (current && nzstate == h->dev_nzstate) {
+    PetscCall(PetscLogEventBegin(MAT_HYBCUDA_Values, A, 0, 0, 0));
+    PetscCallHYBCUDA(FusedDevMatShift(h->dev, (double)a, &done));
+    PetscCall(PetscLogEventEnd(MAT_HYBCUDA_Values, A, 0, 0, 0));
+    PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+    if (done) h->dev_state = state + 1;
+  }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MatSetFromOptions_HYBCUDA(Mat A, PetscOptionItems *PetscOptionsObject)
 {
   Mat_HYBCUDA *h = (Mat_HYBCUDA *)A->spptr;
@@ -372,6 +433,8 @@ static PetscErrorCode MatHYBCUDAExtend(Mat A)
   A->ops->setfromoptions        = MatSetFromOptions_HYBCUDA;
   A->ops->view                  = MatView_HYBCUDA;
   A->ops->destroy               = MatDestroy_HYBCUDA;
+  if (h->aijops.scale) A->ops->scale = MatScale_HYBCUDA;
+  if (h->aijops.shift) A->ops->shift = MatShift_HYBCUDA;
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, ours));
   /* MatConvert() to AIJ looks on the matrix for these */
   PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%s_%s_C", ours, aij));
@@ -397,8 +460,16 @@ static PetscErrorCode MatConvert_AIJ_HYBCUDA(Mat A, MatType type, MatReuse reuse
     PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
     PetscFunctionReturn(0);
   }
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-  PetscCall(MatHYBCUDAExtend(B));
+  if (reuse == MAT_INITIAL_MATRIX) {
+    PetscErrorCode ierr;
+
+    PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
+    ierr = MatHYBCUDAExtend(B);
+    if (ierr) { /* no device copy (out of memory, no device): the duplicate goes, A stays as it was */
+      PetscCall(MatDestroy(&B));
+      PetscCall(ierr);
+    }
+  } else PetscCall(MatHYBCUDAExtend(B));
   *newmat = B;
   PetscFunctionReturn(0);
 }
