@@ -21,7 +21,7 @@ WARN      := -Wall -Wextra -Werror=implicit-function-declaration
 PETSC_INC := $(patsubst -I%,-isystem %,$(PETSC_CC_INCLUDES))
 CFLAGS    := $(PCC_FLAGS) -O2 -fPIC $(WARN) $(PETSC_INC) -Iinclude -Isrc
 NVFLAGS   := -O3 -Xcompiler -fPIC,-Wall,-Wextra $(CUDA_ARCH) -Isrc
-CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
 LIB_LINK  := -Llib -Wl,-rpath,$(CURDIR)/lib -lpetscfused
 
 LIB_C   := $(wildcard src/*.c src/ksp/*.c src/mat/*.c)

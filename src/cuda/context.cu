@@ -29,16 +29,6 @@ int FusedCUDAFail(cudaError_t err, const char *call, const char *file, int line)
   return FusedCUDASetError(code, "%s failed: %s (%s) at %s:%d", call, cudaGetErrorName(err), cudaGetErrorString(err), file, line);
 }
 
-/* The out-of-memory message: what, the bytes asked for, and what is free */
-static int FusedMallocFailed(void **ptr, size_t bytes, const char *what)
-{
-  size_t freeb = 0, total = 0;
-  (void)cudaGetLastError();
-  (void)cudaMemGetInfo(&freeb, &total);
-  *ptr = NULL;
-  return FusedCUDASetError(FUSED_CUDA_ERR_MEM, "CUDA device out of memory: %s needs %zu bytes, %zu of %zu are free", what, bytes, freeb, total);
-}
-
 /* cudaMalloc with the size in the message, for PETSC_ERR_MEM; no bytes, no buffer */
 int FusedMalloc(void **ptr, size_t bytes, const char *what)
 {
@@ -46,20 +36,13 @@ int FusedMalloc(void **ptr, size_t bytes, const char *what)
   *ptr = NULL;
   if (!bytes) return FUSED_CUDA_OK;
   err = cudaMalloc(ptr, bytes);
-  if (err == cudaErrorMemoryAllocation) return FusedMallocFailed(ptr, bytes, what);
-  FUSED_CUDA_CHECK(err);
-  return FUSED_CUDA_OK;
-}
-
-/* The same, stream-ordered (cudaMallocAsync): for scratch space that
-   cudaFreeAsync returns without the device-wide wait of cudaFree */
-int FusedMallocAsync(void **ptr, size_t bytes, const char *what, cudaStream_t stream)
-{
-  cudaError_t err;
-  *ptr = NULL;
-  if (!bytes) return FUSED_CUDA_OK;
-  err = cudaMallocAsync(ptr, bytes, stream);
-  if (err == cudaErrorMemoryAllocation) return FusedMallocFailed(ptr, bytes, what);
+  if (err == cudaErrorMemoryAllocation) {
+    size_t freeb = 0, total = 0;
+    (void)cudaGetLastError();
+    (void)cudaMemGetInfo(&freeb, &total);
+    *ptr = NULL;
+    return FusedCUDASetError(FUSED_CUDA_ERR_MEM, "CUDA device out of memory: %s needs %zu bytes, %zu of %zu are free", what, bytes, freeb, total);
+  }
   FUSED_CUDA_CHECK(err);
   return FUSED_CUDA_OK;
 }

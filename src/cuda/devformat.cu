@@ -153,10 +153,10 @@ static int ScanPattern(int n, const int *d_rowptr, const int *d_col, int want_di
   int           err = FUSED_CUDA_OK;
 
   /* d_small: maxrow, outside, ndiag, offsets, their first rows */
-  if ((err = FusedMallocAsync((void **)&d_small, sizeof(small), "the pattern's statistics", 0))) return err;
+  if ((err = FusedMalloc((void **)&d_small, sizeof(small), "the pattern's statistics"))) return err;
   TRY_CUDA(cudaMemset(d_small, 0, sizeof(small)));
   if (want_diag) {
-    if ((err = FusedMallocAsync((void **)&first_row, sizeof(int) * (2 * (size_t)n - 1), "the diagonals' first rows", 0))) goto done;
+    if ((err = FusedMalloc((void **)&first_row, sizeof(int) * (2 * (size_t)n - 1), "the diagonals' first rows"))) goto done;
     TRY_CUDA(cudaMemset(first_row, 0x7f, sizeof(int) * (2 * (size_t)n - 1))); /* 0x7f7f7f7f: no row yet */
   }
   ScanPatternKernel<<<Grid(n), FUSED_BLOCK>>>(n, d_rowptr, d_col, want_diag, first_row, d_small, d_small + 1);
@@ -178,7 +178,7 @@ static int ScanPattern(int n, const int *d_rowptr, const int *d_col, int want_di
         rows[b] = rows[b - 1], rows[b - 1] = t;
       }
   }
-  if ((err = FusedMallocAsync((void **)&d_count, sizeof(unsigned int) * ((size_t)pat->maxrow + 1), "the row-length counts", 0))) goto done;
+  if ((err = FusedMalloc((void **)&d_count, sizeof(unsigned int) * ((size_t)pat->maxrow + 1), "the row-length counts"))) goto done;
   TRY_CUDA(cudaMemset(d_count, 0, sizeof(unsigned int) * ((size_t)pat->maxrow + 1)));
   RowLengthCountKernel<<<Grid(n), FUSED_BLOCK>>>(n, d_rowptr, pat->maxrow, d_count);
   TRY_CUDA(cudaGetLastError()); /* RowLengthCountKernel */
@@ -189,10 +189,10 @@ static int ScanPattern(int n, const int *d_rowptr, const int *d_col, int want_di
   }
   pat->rowlen_count = count;
   TRY_CUDA(cudaMemcpy(count, d_count, sizeof(unsigned int) * ((size_t)pat->maxrow + 1), cudaMemcpyDeviceToHost));
-done: /* stream-ordered frees: no device-wide wait while the values are still going up */
-  if (first_row) (void)cudaFreeAsync(first_row, 0);
-  if (d_small) (void)cudaFreeAsync(d_small, 0);
-  if (d_count) (void)cudaFreeAsync(d_count, 0);
+done:
+  (void)cudaFree(first_row);
+  (void)cudaFree(d_small);
+  (void)cudaFree(d_count);
   return err;
 }
 
@@ -209,10 +209,10 @@ static int BuildTail(int n, const int *rowptr, const int *col, const double *val
   TailLengthKernel<<<Grid(n + 1), FUSED_BLOCK>>>(n, rowptr, K, S->rowptr);
   FUSED_CUDA_CHECK_LAUNCH("TailLengthKernel");
   FUSED_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, scratch_bytes, S->rowptr, S->rowptr, n + 1));
-  if ((err = FusedMallocAsync(&scratch, scratch_bytes, "the scan's scratch space", 0))) return err;
+  if ((err = FusedMalloc(&scratch, scratch_bytes, "the scan's scratch space"))) return err;
   {
     const cudaError_t e = cub::DeviceScan::ExclusiveSum(scratch, scratch_bytes, S->rowptr, S->rowptr, n + 1);
-    if (scratch) (void)cudaFreeAsync(scratch, 0);
+    (void)cudaFree(scratch);
     if (e != cudaSuccess) return FusedCUDAFail(e, "cub::DeviceScan::ExclusiveSum", __FILE__, __LINE__);
   }
   FillTailKernel<<<Grid(n), FUSED_BLOCK>>>(n, rowptr, col, val, K, S->rowptr, S->col, S->val);
@@ -246,31 +246,27 @@ static int AllocateStorage(int n, FusedDevStorage *S)
   return FUSED_CUDA_OK;
 }
 
-/* The CSR arrays go up, the values (the largest part) in host threads of
-   their own while this one scans the pattern, chooses the format and
-   allocates the storage; the fill waits for the values. */
+/* The CSR arrays go up once; kernels scan the pattern, the host chooses the
+   format, and kernels fill the storage from the uploaded arrays. */
 int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double *val, int requested, FusedDevStorage *S)
 {
   const size_t nnz = (size_t)rowptr[n];
   int         *d_rowptr = NULL, *d_col = NULL;
   double      *d_val = NULL;
   FusedPattern pat;
-  FusedUpload  up_val, up_col;
   char         msg[256];
   int          err, keep_csr = 0;
 
   memset(S, 0, sizeof(*S));
   memset(&pat, 0, sizeof(pat));
-  up_val.nslices = up_col.nslices = 0;
   pat.n   = n;
   pat.nnz = nnz;
   if ((err = FusedMalloc((void **)&d_rowptr, sizeof(int) * ((size_t)n + 1), "the operator's CSR arrays"))) goto done;
   if ((err = FusedMalloc((void **)&d_col, sizeof(int) * (nnz + 1), "the operator's CSR arrays"))) goto done;
   if ((err = FusedMalloc((void **)&d_val, sizeof(double) * (nnz + 1), "the operator's CSR arrays"))) goto done;
-  if ((err = FusedUploadBegin(&up_val, d_val, val, sizeof(double) * nnz))) goto done;
-  if ((err = FusedUploadBegin(&up_col, d_col, col, sizeof(int) * nnz))) goto done;
   TRY_CUDA(cudaMemcpy(d_rowptr, rowptr, sizeof(int) * ((size_t)n + 1), cudaMemcpyHostToDevice));
-  if ((err = FusedUploadEnd(&up_col))) goto done;
+  if (nnz) TRY_CUDA(cudaMemcpy(d_col, col, sizeof(int) * nnz, cudaMemcpyHostToDevice));
+  if (nnz) TRY_CUDA(cudaMemcpy(d_val, val, sizeof(double) * nnz, cudaMemcpyHostToDevice));
   if (n > 0 && (err = ScanPattern(n, d_rowptr, d_col, requested == FUSED_FORMAT_AUTO || requested == FUSED_FORMAT_DIA, &pat, S->offsets))) goto done;
   if (n == 0) {
     static const unsigned int none[1] = {0};
@@ -282,7 +278,6 @@ int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double 
   }
   if (S->layout.format == FUSED_FORMAT_DIA) S->ndiag = pat.ndiag;
   if ((err = AllocateStorage(n, S))) goto done;
-  if ((err = FusedUploadEnd(&up_val))) goto done;
   switch (S->layout.format) {
   case FUSED_FORMAT_DIA:
     if (n > 0 && S->ndiag > 0) {
@@ -303,10 +298,6 @@ int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double 
   }
   TRY_CUDA(cudaDeviceSynchronize()); /* the fill's errors here, before the CSR arrays go */
 done:
-  { /* the uploads' threads end before their buffers go, whatever failed */
-    const int e_val = FusedUploadEnd(&up_val), e_col = FusedUploadEnd(&up_col);
-    if (!err) err = e_val ? e_val : e_col;
-  }
   if (n > 0) free((void *)pat.rowlen_count);
   if (!keep_csr) {
     (void)cudaFree(d_rowptr);

@@ -11,7 +11,6 @@ int FusedCUDAFail(cudaError_t err, const char *call, const char *file, int line)
 int FusedCUDASetError(int code, const char *fmt, ...);
 /* cudaMalloc that names what and how many bytes when memory runs out */
 int FusedMalloc(void **ptr, size_t bytes, const char *what);
-int FusedMallocAsync(void **ptr, size_t bytes, const char *what, cudaStream_t stream);
 
 #define FUSED_CUDA_CHECK(call) \
   do { \
@@ -55,25 +54,6 @@ struct FusedDevStorage {
   int        *rowptr, *col; /* CSR, or HYB's tail */
   double     *val;
 };
-/* A threaded upload of pageable host memory (src/cuda/upload.cu): Begin
-   returns at once for large arrays, End waits and gives the first error. End
-   must follow every Begin, also on error paths, before dst is freed. */
-#define FUSED_UPLOAD_SLICES 4
-struct FusedUploadSlice {
-  int         device;
-  void       *dst;
-  const void *src;
-  size_t      bytes;
-  cudaError_t err;
-  void       *thread; /* std::thread *, NULL once joined */
-};
-struct FusedUpload {
-  int              nslices;
-  FusedUploadSlice slice[FUSED_UPLOAD_SLICES];
-};
-int FusedUploadBegin(FusedUpload *u, void *dst, const void *src, size_t bytes);
-int FusedUploadEnd(FusedUpload *u);
-
 int  FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double *val, int requested, FusedDevStorage *S);
 void FusedDevStorageFree(FusedDevStorage *S);
 

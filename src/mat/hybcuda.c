@@ -263,12 +263,14 @@ static PetscErrorCode MatScale_HYBCUDA(Mat A, PetscScalar a)
 {
   Mat_HYBCUDA     *h = (Mat_HYBCUDA *)A->spptr;
   PetscBool        current;
-  PetscObjectState state;
+  PetscObjectState state, held;
 
   PetscFunctionBegin;
   PetscCall(MatHYBCUDAIsCurrent(A, &current));
+  held = h->dev_state;
   PetscCall((*h->aijops.scale)(A, a));
-  h->dev_state = 0; /* stale until the device has it too */
+  if (h->dev_state != held) PetscFunctionReturn(0); /* AIJ went through MatAssemblyEnd(), which refreshed the copy */
+  h->dev_state = 0;                                 /* stale until the device has it too */
   if (current) {
     PetscCall(PetscLogEventBegin(MAT_HYBCUDA_Values, A, 0, 0, 0));
     PetscCallHYBCUDA(FusedDevMatScale(h->dev, (double)a));
@@ -279,19 +281,49 @@ static PetscErrorCode MatScale_HYBCUDA(Mat A, PetscScalar a)
   PetscFunctionReturn(0);
 }
 
+/* A + a I on one rank's AIJ arrays, every row having its diagonal entry:
+   the same sums as seqaij's shift (MatSetValues() with ADD_VALUES and an
+   assembly), without the assembly, which would upload every value again */
+static PetscErrorCode MatHYBCUDAShiftHost(Mat A, PetscScalar a)
+{
+  const PetscInt *ia, *ja;
+  PetscScalar    *v;
+  PetscInt        n, i, k;
+  PetscBool       done;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "hybcuda: cannot get the CSR arrays of the matrix");
+  PetscCall(MatSeqAIJGetArray(A, &v));
+  for (i = 0; i < n; i++)
+    for (k = ia[i]; k < ia[i + 1]; k++)
+      if (ja[k] == i) {
+        v[k] += a;
+        break;
+      }
+  PetscCall(MatSeqAIJRestoreArray(A, &v));
+  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(0);
+}
+
 /* The same for A + a I, where the host shift kept the nonzero pattern and
    every row has its diagonal entry on the device; else the next product
    brings the copy up to date as after any change */
 static PetscErrorCode MatShift_HYBCUDA(Mat A, PetscScalar a)
 {
   Mat_HYBCUDA     *h = (Mat_HYBCUDA *)A->spptr;
-  PetscBool        current;
-  PetscObjectState state, nzstate;
+  PetscBool        current, mpi, missing = PETSC_TRUE;
+  PetscObjectState state, nzstate, held;
   int              done = 0;
 
   PetscFunctionBegin;
   PetscCall(MatHYBCUDAIsCurrent(A, &current));
-  PetscCall((*h->aijops.shift)(A, a));
+  PetscCall(MatHYBCUDAIsMPI(A, &mpi));
+  if (current && !mpi) PetscCall(MatMissingDiagonal(A, &missing, NULL));
+  held = h->dev_state;
+  if (current && !mpi && !missing) PetscCall(MatHYBCUDAShiftHost(A, a));
+  else PetscCall((*h->aijops.shift)(A, a)); /* mpiaij shifts its diagonal block, seqaij adds entries and assembles */
+  if (h->dev_state != held) PetscFunctionReturn(0); /* it went through MatAssemblyEnd(), which refreshed the copy */
   h->dev_state = 0;
   PetscCall(MatGetNonzeroState(A, &nzstate));
   if (current && nzstate == h->dev_nzstate) {
