@@ -142,32 +142,50 @@ static int Grid(int n)
   return blocks < 1 ? 1 : (blocks < 65535 ? blocks : 65535);
 }
 
-/* The pattern's statistics into *pat (rowlen_count allocated here), and the
-   diagonals in the order the host builder finds them: by the first row that
-   has each, then ascending (a row's columns are sorted), so that both store
-   the matrix alike and sum each row in the same order */
-static int ScanPattern(int n, const int *d_rowptr, const int *d_col, int want_diag, FusedPattern *pat, int *offsets)
+/* The pattern's scan, in two halves so that the values can go up between
+   them: Begin queues the kernels that read the columns (longest row, the
+   diagonals) and returns; End reads their results, counts the row lengths
+   and fills *pat (rowlen_count allocated here), with the diagonals in the
+   order the host builder finds them: by the first row that has each, then
+   ascending (a row's columns are sorted), so that both store the matrix
+   alike and sum each row in the same order. */
+struct PatternScan {
+  int  n, want_diag;
+  int *first_row, *d_small; /* d_small: maxrow, outside, ndiag, offsets, their first rows */
+};
+#define SCAN_SMALL (3 + 2 * FUSED_DIA_MAX)
+
+static int ScanPatternBegin(int n, const int *d_rowptr, const int *d_col, int want_diag, PatternScan *scan)
 {
-  int          *first_row = NULL, *d_small = NULL, small[3 + 2 * FUSED_DIA_MAX], *rows = small + 3 + FUSED_DIA_MAX;
+  int err;
+
+  scan->n         = n;
+  scan->want_diag = want_diag;
+  if ((err = FusedMalloc((void **)&scan->d_small, sizeof(int) * SCAN_SMALL, "the pattern's statistics"))) return err;
+  FUSED_CUDA_CHECK(cudaMemsetAsync(scan->d_small, 0, sizeof(int) * SCAN_SMALL, 0));
+  if (want_diag) {
+    if ((err = FusedMalloc((void **)&scan->first_row, sizeof(int) * (2 * (size_t)n - 1), "the diagonals' first rows"))) return err;
+    FUSED_CUDA_CHECK(cudaMemsetAsync(scan->first_row, 0x7f, sizeof(int) * (2 * (size_t)n - 1), 0)); /* 0x7f7f7f7f: no row yet */
+  }
+  ScanPatternKernel<<<Grid(n), FUSED_BLOCK>>>(n, d_rowptr, d_col, want_diag, scan->first_row, scan->d_small, scan->d_small + 1);
+  FUSED_CUDA_CHECK_LAUNCH("ScanPatternKernel");
+  if (want_diag) {
+    CollectDiagonalsKernel<<<Grid(2 * n - 1), FUSED_BLOCK>>>(n, scan->first_row, scan->d_small + 2, scan->d_small + 3, scan->d_small + 3 + FUSED_DIA_MAX);
+    FUSED_CUDA_CHECK_LAUNCH("CollectDiagonalsKernel");
+  }
+  return FUSED_CUDA_OK;
+}
+
+static int ScanPatternEnd(const int *d_rowptr, PatternScan *scan, FusedPattern *pat, int *offsets)
+{
+  const int     n = scan->n;
+  int           small[SCAN_SMALL], *rows = small + 3 + FUSED_DIA_MAX;
   unsigned int *d_count = NULL, *count;
   int           err = FUSED_CUDA_OK;
 
-  /* d_small: maxrow, outside, ndiag, offsets, their first rows */
-  if ((err = FusedMalloc((void **)&d_small, sizeof(small), "the pattern's statistics"))) return err;
-  TRY_CUDA(cudaMemset(d_small, 0, sizeof(small)));
-  if (want_diag) {
-    if ((err = FusedMalloc((void **)&first_row, sizeof(int) * (2 * (size_t)n - 1), "the diagonals' first rows"))) goto done;
-    TRY_CUDA(cudaMemset(first_row, 0x7f, sizeof(int) * (2 * (size_t)n - 1))); /* 0x7f7f7f7f: no row yet */
-  }
-  ScanPatternKernel<<<Grid(n), FUSED_BLOCK>>>(n, d_rowptr, d_col, want_diag, first_row, d_small, d_small + 1);
-  TRY_CUDA(cudaGetLastError()); /* ScanPatternKernel */
-  if (want_diag) {
-    CollectDiagonalsKernel<<<Grid(2 * n - 1), FUSED_BLOCK>>>(n, first_row, d_small + 2, d_small + 3, d_small + 3 + FUSED_DIA_MAX);
-    TRY_CUDA(cudaGetLastError()); /* CollectDiagonalsKernel */
-  }
-  TRY_CUDA(cudaMemcpy(small, d_small, sizeof(small), cudaMemcpyDeviceToHost));
+  TRY_CUDA(cudaMemcpy(small, scan->d_small, sizeof(small), cudaMemcpyDeviceToHost));
   pat->maxrow = small[0];
-  pat->ndiag  = want_diag && !small[1] && small[2] <= FUSED_DIA_MAX ? small[2] : -1;
+  pat->ndiag  = scan->want_diag && !small[1] && small[2] <= FUSED_DIA_MAX ? small[2] : -1;
   if (pat->ndiag > 0) {
     memcpy(offsets, small + 3, sizeof(int) * pat->ndiag);
     for (int a = 1; a < pat->ndiag; a++) /* at most 64: insertion sort by (first row, offset) */
@@ -190,10 +208,15 @@ static int ScanPattern(int n, const int *d_rowptr, const int *d_col, int want_di
   pat->rowlen_count = count;
   TRY_CUDA(cudaMemcpy(count, d_count, sizeof(unsigned int) * ((size_t)pat->maxrow + 1), cudaMemcpyDeviceToHost));
 done:
-  (void)cudaFree(first_row);
-  (void)cudaFree(d_small);
   (void)cudaFree(d_count);
   return err;
+}
+
+static void ScanPatternFree(PatternScan *scan)
+{
+  (void)cudaFree(scan->first_row);
+  (void)cudaFree(scan->d_small);
+  scan->first_row = scan->d_small = NULL;
 }
 
 /* The tail of each row beyond K, in CSR */
@@ -247,27 +270,34 @@ static int AllocateStorage(int n, FusedDevStorage *S)
 }
 
 /* The CSR arrays go up once; kernels scan the pattern, the host chooses the
-   format, and kernels fill the storage from the uploaded arrays. */
+   format, and kernels fill the storage from the uploaded arrays. The values,
+   the largest part, go up on a stream of their own while the scan runs. */
 int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double *val, int requested, FusedDevStorage *S)
 {
   const size_t nnz = (size_t)rowptr[n];
   int         *d_rowptr = NULL, *d_col = NULL;
   double      *d_val = NULL;
   FusedPattern pat;
+  PatternScan  scan;
+  cudaStream_t values = NULL;
   char         msg[256];
   int          err, keep_csr = 0;
 
   memset(S, 0, sizeof(*S));
   memset(&pat, 0, sizeof(pat));
+  memset(&scan, 0, sizeof(scan));
   pat.n   = n;
   pat.nnz = nnz;
   if ((err = FusedMalloc((void **)&d_rowptr, sizeof(int) * ((size_t)n + 1), "the operator's CSR arrays"))) goto done;
   if ((err = FusedMalloc((void **)&d_col, sizeof(int) * (nnz + 1), "the operator's CSR arrays"))) goto done;
   if ((err = FusedMalloc((void **)&d_val, sizeof(double) * (nnz + 1), "the operator's CSR arrays"))) goto done;
+  TRY_CUDA(cudaStreamCreateWithFlags(&values, cudaStreamNonBlocking));
   TRY_CUDA(cudaMemcpy(d_rowptr, rowptr, sizeof(int) * ((size_t)n + 1), cudaMemcpyHostToDevice));
   if (nnz) TRY_CUDA(cudaMemcpy(d_col, col, sizeof(int) * nnz, cudaMemcpyHostToDevice));
-  if (nnz) TRY_CUDA(cudaMemcpy(d_val, val, sizeof(double) * nnz, cudaMemcpyHostToDevice));
-  if (n > 0 && (err = ScanPattern(n, d_rowptr, d_col, requested == FUSED_FORMAT_AUTO || requested == FUSED_FORMAT_DIA, &pat, S->offsets))) goto done;
+  if (n > 0 && (err = ScanPatternBegin(n, d_rowptr, d_col, requested == FUSED_FORMAT_AUTO || requested == FUSED_FORMAT_DIA, &scan))) goto done;
+  /* from pageable memory this returns once the values are staged; the scan's kernels run meanwhile */
+  if (nnz) TRY_CUDA(cudaMemcpyAsync(d_val, val, sizeof(double) * nnz, cudaMemcpyHostToDevice, values));
+  if (n > 0 && (err = ScanPatternEnd(d_rowptr, &scan, &pat, S->offsets))) goto done;
   if (n == 0) {
     static const unsigned int none[1] = {0};
     pat.ndiag = 0, pat.rowlen_count = none;
@@ -278,6 +308,7 @@ int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double 
   }
   if (S->layout.format == FUSED_FORMAT_DIA) S->ndiag = pat.ndiag;
   if ((err = AllocateStorage(n, S))) goto done;
+  TRY_CUDA(cudaStreamSynchronize(values)); /* the fill reads them */
   switch (S->layout.format) {
   case FUSED_FORMAT_DIA:
     if (n > 0 && S->ndiag > 0) {
@@ -298,6 +329,12 @@ int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double 
   }
   TRY_CUDA(cudaDeviceSynchronize()); /* the fill's errors here, before the CSR arrays go */
 done:
+  if (values) { /* before the arrays it writes can go */
+    const cudaError_t e = cudaStreamSynchronize(values);
+    (void)cudaStreamDestroy(values);
+    if (e != cudaSuccess && !err) err = FusedCUDAFail(e, "cudaStreamSynchronize (the values' upload)", __FILE__, __LINE__);
+  }
+  ScanPatternFree(&scan);
   if (n > 0) free((void *)pat.rowlen_count);
   if (!keep_csr) {
     (void)cudaFree(d_rowptr);
