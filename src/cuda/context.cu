@@ -128,8 +128,6 @@ extern "C" int FusedCUDADestroy(FusedCUDA *pctx)
   FREE(cudaFree(ctx->state));
   FREE(cudaFree(ctx->hist));
   FREE(cudaFree(ctx->loop_partials));
-  FREE(cudaFree(ctx->loop_vecs));
-  FREE(cudaFree(ctx->loop_win));
   if (ctx->sums_host) FREE(cudaFreeHost(ctx->sums_host));
   if (ctx->coef_host) FREE(cudaFreeHost(ctx->coef_host));
   if (ctx->post) FREE(cudaFreeHost(ctx->post));
@@ -309,7 +307,6 @@ int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*bui
   }
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
   FUSED_CUDA_CHECK(cudaGraphLaunch(ctx->loop_exec, ctx->stream));
-  ctx->last_loop = FUSED_LOOP_GRAPH;
   return FusedLoopStateOut(ctx, its);
 }
 
@@ -350,21 +347,16 @@ extern "C" int FusedCUDACopyBandwidth(int device, size_t bytes, int reps, double
 
 int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its)
 {
-  int per_sm = 0, need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, most, grid;
+  int    per_sm = 0, need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, most, grid;
+  size_t len;
 
+  if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;
   FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, FUSED_BLOCK, 0));
   /* every block sums all partials each iteration: keep the grid no larger than needed */
   most = per_sm * ctx->sms;
   grid = need < 1 ? 1 : (need < most ? need : most);
   if (grid < 1) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the single-kernel loop does not fit on the device");
-  return FusedCUDARunSingleKernelOn(ctx, kernel, grid, 0, nsums, conv, it0, kargs, partials, its);
-}
-
-int FusedCUDARunSingleKernelOn(FusedCUDA ctx, const void *kernel, int grid, size_t smem, int nsums, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its)
-{
-  const size_t len = (size_t)2 * nsums * grid;
-
-  if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;
+  len = (size_t)2 * nsums * grid;
   if (len > ctx->loop_partials_len) {
     FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
     FUSED_CUDA_CHECK(cudaFree(ctx->loop_partials));
@@ -375,103 +367,6 @@ int FusedCUDARunSingleKernelOn(FusedCUDA ctx, const void *kernel, int grid, size
   }
   *partials = ctx->loop_partials;
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
-  if (smem > 48 * 1024) FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-  FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, FUSED_BLOCK, kargs, smem, ctx->stream));
-  ctx->last_loop = smem ? FUSED_LOOP_ONE_BARRIER : FUSED_LOOP_TWO_BARRIERS;
+  FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, FUSED_BLOCK, kargs, 0, ctx->stream));
   return FusedLoopStateOut(ctx, its);
-}
-
-/* the columns row i reads, into [*lo, *hi] */
-__device__ __forceinline__ void RowColumnRange(const FusedMatView &A, int i, int *lo, int *hi)
-{
-  if (A.format == FUSED_FORMAT_DIA) {
-    for (int d = 0; d < A.ndiag; d++) {
-      const int j = i + (d < FUSED_DIA_INLINE ? A.off[d] : A.offsets[d]);
-      if (j >= 0 && j < A.n) *lo = min(*lo, j), *hi = max(*hi, j);
-    }
-    return;
-  }
-  for (int k = 0; k < A.K; k++) {
-    const int j = A.ecol[(size_t)k * A.n + i];
-    *lo = min(*lo, j), *hi = max(*hi, j);
-  }
-  if (A.rowptr)
-    for (int k = A.rowptr[i]; k < A.rowptr[i + 1]; k++) *lo = min(*lo, A.col[k]), *hi = max(*hi, A.col[k]);
-}
-
-__global__ static void LoopWindowKernel(FusedMatView A, int *win)
-{
-  __shared__ int lo_s, hi_s;
-  int            first, end, lo, hi;
-  FusedBlockRows(A.n, &first, &end);
-  lo = first, hi = end - 1; /* the block's own rows are in its window */
-  if (threadIdx.x == 0) lo_s = first, hi_s = end - 1;
-  __syncthreads();
-  for (int i = first + threadIdx.x; i < end; i += blockDim.x) RowColumnRange(A, i, &lo, &hi);
-  atomicMin(&lo_s, lo);
-  atomicMax(&hi_s, hi);
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    win[2 * blockIdx.x]     = lo_s;
-    win[2 * blockIdx.x + 1] = max(hi_s + 1, lo_s);
-  }
-}
-
-int FusedCUDALoopWindows(FusedCUDA ctx, const FusedMatView *A, int grid, size_t *smem, int *fits)
-{
-  int      *win, widest = 0, optin = 0;
-  long long total = 0;
-
-  *fits = 0;
-  if (A->growptr || grid < 1) return FUSED_CUDA_OK; /* one rank only: ghost values need an exchange between the two steps */
-  if (2 * grid > ctx->loop_win_len) {
-    FUSED_CUDA_CHECK(cudaFree(ctx->loop_win));
-    ctx->loop_win     = NULL;
-    ctx->loop_win_len = 0;
-    if (int err = FusedMalloc((void **)&ctx->loop_win, sizeof(int) * 2 * (size_t)grid, "the loop's column windows")) return err;
-    ctx->loop_win_len = 2 * grid;
-  }
-  LoopWindowKernel<<<grid, FUSED_BLOCK, 0, ctx->stream>>>(*A, ctx->loop_win);
-  FUSED_CUDA_CHECK_LAUNCH("LoopWindowKernel");
-  win = (int *)malloc(sizeof(int) * 2 * (size_t)grid);
-  if (!win) return FusedCUDASetError(FUSED_CUDA_ERR_MEM, "host out of memory for %d column windows", grid);
-  {
-    cudaError_t e = cudaMemcpyAsync(win, ctx->loop_win, sizeof(int) * 2 * (size_t)grid, cudaMemcpyDeviceToHost, ctx->stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(ctx->stream);
-    if (e != cudaSuccess) {
-      free(win);
-      return FusedCUDAFail(e, "the loop's column windows to the host", __FILE__, __LINE__);
-    }
-  }
-  for (int b = 0; b < grid; b++) {
-    const int w = win[2 * b + 1] - win[2 * b];
-    widest      = w > widest ? w : widest;
-    total += w;
-  }
-  free(win);
-  *smem = sizeof(double) * (size_t)(widest > 0 ? widest : 1);
-  FUSED_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device));
-  if (*smem > (size_t)optin || total > 2LL * ctx->n) return FUSED_CUDA_OK;
-  *fits = 1;
-  return FUSED_CUDA_OK;
-}
-
-int FusedCUDALoopVectors(FusedCUDA ctx, int nvec, double **vecs)
-{
-  const size_t len = (size_t)nvec * (size_t)(ctx->n > 0 ? ctx->n : 1);
-  if (len > ctx->loop_vecs_len) {
-    FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
-    FUSED_CUDA_CHECK(cudaFree(ctx->loop_vecs));
-    ctx->loop_vecs     = NULL;
-    ctx->loop_vecs_len = 0;
-    if (int err = FusedMalloc((void **)&ctx->loop_vecs, sizeof(double) * len, "the one-barrier loop's second vectors")) return err;
-    ctx->loop_vecs_len = len;
-  }
-  *vecs = ctx->loop_vecs;
-  return FUSED_CUDA_OK;
-}
-
-extern "C" int FusedCUDALastLoop(FusedCUDA ctx)
-{
-  return ctx->last_loop;
 }

@@ -114,12 +114,6 @@ int FusedPCGProductGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v);
    asks the host to look; *its is that iteration. From a CUDA graph, or with
    single_kernel from one cooperative kernel with grid barriers. */
 int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its);
-/* single_kernel: 0 a CUDA graph; FUSED_LOOP_TWO_BARRIERS one cooperative
-   kernel; FUSED_LOOP_ONE_BARRIER that kernel with one grid barrier per
-   iteration where each block's rows read a narrow window of columns (CG),
-   else the two-barrier one. FusedCUDALastLoop() says which ran. */
-enum { FUSED_LOOP_GRAPH, FUSED_LOOP_TWO_BARRIERS, FUSED_LOOP_ONE_BARRIER };
-int FusedCUDALastLoop(FusedCUDA ctx);
 
 /* ---- pbcgsfused ---------------------------------------------------------- */
 typedef struct {

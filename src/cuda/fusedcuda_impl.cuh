@@ -123,11 +123,6 @@ struct FusedCUDA_s {
   int             hist_len;
   double         *loop_partials; /* the single-kernel loop's partial sums, two iterations' worth */
   size_t          loop_partials_len;
-  double         *loop_vecs; /* the one-barrier loop's second copy of the vectors it double-buffers */
-  size_t          loop_vecs_len;
-  int            *loop_win; /* the one-barrier loop: each block's window of columns [first, last) */
-  int             last_loop; /* FUSED_LOOP_*: what the last device loop ran as */
-  int             loop_win_len;
   /* the device loop of one method, built once per workspace */
   cudaGraphExec_t loop_exec;
   unsigned char   loop_args[512]; /* the kernel arguments the graph was built with */
@@ -141,27 +136,6 @@ int FusedCUDAEnsureHistory(FusedCUDA ctx, int len);
    is set to a buffer of 2 x nsums x grid before the launch; returns the
    iteration where the kernel stopped. */
 int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its);
-/* The same on a given grid with smem bytes of dynamic shared memory per block */
-int FusedCUDARunSingleKernelOn(FusedCUDA ctx, const void *kernel, int grid, size_t smem, int nsums, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its);
-
-/* ---- the one-barrier loop ------------------------------------------------
-   Block b of a grid of G owns the contiguous rows [b R, (b + 1) R), R =
-   ceil(n / G), and its window: the columns those rows read, and the rows
-   themselves. A block that can compute the direction on its whole window
-   from the last iteration's vectors needs no barrier between the update and
-   the product: one grid barrier per iteration instead of two. */
-__device__ __forceinline__ void FusedBlockRows(int n, int *first, int *end)
-{
-  const int R = (n + gridDim.x - 1) / gridDim.x;
-  *first      = min(n, (int)blockIdx.x * R);
-  *end        = min(n, *first + R);
-}
-/* The windows of grid blocks into ctx->loop_win; *fits 0 where a window
-   needs more shared memory than a block has, or the windows together hold
-   more than twice the rows (each block recomputes its window's direction). */
-int FusedCUDALoopWindows(FusedCUDA ctx, const FusedMatView *A, int grid, size_t *smem, int *fits);
-/* nvec vectors of n for the loop, made at the first call */
-int FusedCUDALoopVectors(FusedCUDA ctx, int nvec, double **vecs);
 
 /* Runs the device loop from iteration it0: launches the cached graph, or
    builds it with build() first when args (its kernels' arguments) differ

@@ -158,79 +158,6 @@ __global__ void PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *part, do
   }
 }
 
-/* The loop with one grid barrier per iteration, for systems where each
-   block's rows read a narrow window of columns (FusedCUDALoopWindows): the
-   block computes the new direction p on its whole window from the last
-   iteration's r, y and p, keeps it in shared memory, and multiplies its own
-   rows by it at once, so the update and the product are one step with all
-   four sums. r, p and y alternate between two copies (cur, nxt), as other
-   blocks still read the last iteration's in their windows. */
-__global__ void PCGOneBarrierKernel(FusedMatView A, FusedPCGVecs v, FusedPCGVecs alt, const int *win, double *part, double *sums, FusedLoopState *state, double *hist)
-{
-  extern __shared__ double window[];
-  cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
-  const int                      G     = gridDim.x;
-  const int                      first = state->it;
-  const FusedConvergence         conv  = state->conv;
-  const int                      w0 = win[2 * blockIdx.x], w1 = win[2 * blockIdx.x + 1];
-  const double                  *pw = window - w0; /* pw[j]: the new p at column j of the window */
-  double                        *R[2] = {v.r, alt.r}, *P[2] = {v.p, alt.p}, *Y[2] = {v.y, alt.y};
-  int                            own0, own1;
-
-  FusedBlockRows(A.n, &own0, &own1);
-  for (int it = first;; it++) {
-    const int cur = (it - first) & 1, nxt = cur ^ 1;
-    double    s[4];
-    if (it == first) {
-      for (int k = 0; k < 4; k++) s[k] = sums[k];
-    } else FusedSumPartials<4>(part + (size_t)(it & 1) * 4 * G, G, s);
-    const double rz = s[RZ], py = s[PY], yw = s[YW];
-    if (it > first) {
-      double     rnorm;
-      const bool stop = PCGMustStop(v, conv, it, s, &rnorm);
-      if (blockIdx.x == 0 && threadIdx.x == 0) {
-        hist[it] = rnorm;
-        if (stop) {
-          for (int k = 0; k < 4; k++) sums[k] = s[k];
-          state->it   = it;
-          state->stop = 1;
-        }
-      }
-      if (stop) { /* the same sums in every block: the same decision; the vectors back in v's copies */
-        if (cur)
-          for (int i = own0 + threadIdx.x; i < own1; i += blockDim.x) v.r[i] = alt.r[i], v.p[i] = alt.p[i], v.y[i] = alt.y[i];
-        return;
-      }
-    }
-    const double  alpha = rz / py, beta = alpha * alpha * yw / rz - 1.0;
-    const double *r = R[cur], *p = P[cur], *y = Y[cur];
-    double       *rn = R[nxt], *pn = P[nxt], *yn = Y[nxt];
-    double        acc[4] = {0.0, 0.0, 0.0, 0.0};
-    for (int j = w0 + threadIdx.x; j < w1; j += blockDim.x) {
-      const double pj = __ldcg(&p[j]); /* written by another block before the barrier: from L2 */
-      const double rj = __ldcg(&r[j]) - alpha * __ldcg(&y[j]);
-      const double zj = v.d ? v.d[j] * rj : rj;
-      window[j - w0]  = zj + beta * pj;
-      if (j >= own0 && j < own1) {
-        v.x[j] += alpha * pj;
-        rn[j] = rj;
-        pn[j] = window[j - w0];
-        acc[RZ] += rj * zj;
-        acc[NORM] += PCGNormTerm(v.normtype, rj, zj);
-      }
-    }
-    __syncthreads();
-    for (int i = own0 + threadIdx.x; i < own1; i += blockDim.x) {
-      const double yi = FusedRowProduct(A, pw, i);
-      yn[i]           = yi;
-      acc[PY] += pw[i] * yi;
-      acc[YW] += yi * (v.d ? v.d[i] * yi : yi);
-    }
-    FusedStorePartials<4>(acc, part + (size_t)((it + 1) & 1) * 4 * G);
-    grid.sync(); /* the partials and the new vectors complete before the next iteration reads them */
-  }
-}
-
 extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero)
 {
   PCGStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
@@ -287,48 +214,9 @@ static int PCGBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHa
   return FUSED_CUDA_OK;
 }
 
-/* The one-barrier kernel where the windows allow it. The grid: as many
-   blocks as are resident, or, where their windows overlap too much, one per
-   multiprocessor (longer row ranges, so less of each window is recomputed);
-   kept only if it still fits with its shared memory. */
-static int PCGRunOneBarrier(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int *its, int *ran)
-{
-  const void  *kernel = (const void *)PCGOneBarrierKernel;
-  const int    need   = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK;
-  int          per_sm = 0, grid, fits = 0;
-  size_t       smem   = 0;
-  FusedMatView view   = A->view;
-  FusedPCGVecs vecs = *v, alt = *v;
-  double      *part = NULL, *second;
-
-  *ran = 0;
-  FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, FUSED_BLOCK, 0));
-  grid = need < per_sm * ctx->sms ? need : per_sm * ctx->sms;
-  if (grid < 1) return FUSED_CUDA_OK;
-  if (int err = FusedCUDALoopWindows(ctx, &A->view, grid, &smem, &fits)) return err;
-  if (!fits && grid > ctx->sms) {
-    grid = ctx->sms;
-    if (int err = FusedCUDALoopWindows(ctx, &A->view, grid, &smem, &fits)) return err;
-  }
-  if (!fits) return FUSED_CUDA_OK;
-  if (smem > 48 * 1024) FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-  FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, FUSED_BLOCK, smem));
-  if (per_sm * ctx->sms < grid) return FUSED_CUDA_OK;
-  if (int err = FusedCUDALoopVectors(ctx, 3, &second)) return err;
-  alt.r = second, alt.p = second + ctx->n, alt.y = second + 2 * (size_t)ctx->n;
-  void *kargs[] = {&view, &vecs, &alt, &ctx->loop_win, &part, &ctx->sums, &ctx->state, &ctx->hist};
-  *ran = 1;
-  return FusedCUDARunSingleKernelOn(ctx, kernel, grid, smem, 4, conv, it0, kargs, &part, its);
-}
-
 extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its)
 {
   PCGLoopArgs args;
-  if (single_kernel == FUSED_LOOP_ONE_BARRIER) {
-    int ran;
-    if (int err = PCGRunOneBarrier(ctx, A, v, conv, it0, its, &ran)) return err;
-    if (ran) return FUSED_CUDA_OK;
-  }
   if (single_kernel) {
     FusedMatView view = A->view;
     FusedPCGVecs vecs = *v;

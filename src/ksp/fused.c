@@ -15,7 +15,6 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Pet
   PetscCall(PetscOptionsEList("-ksp_fused_mat_format", "CUDA backend: storage of the operator's device copy: auto, csr, dia, ell, hyb", "", FusedFormatNames, 5, FusedFormatNames[fused->format], &fused->format, NULL));
   PetscCall(PetscOptionsBool("-ksp_fused_device_loop", "CUDA backend: run the iterations on the device (one cooperative kernel or a CUDA graph), testing convergence there, where the test and monitors allow", "", fused->device_loop, &fused->device_loop, NULL));
   PetscCall(PetscOptionsInt("-ksp_fused_single_kernel_rows", "CUDA device loop: up to this many rows the iterations run in one cooperative kernel with grid barriers (latency), above it from a CUDA graph of one kernel per step (bandwidth)", "", fused->single_kernel_rows, &fused->single_kernel_rows, NULL));
-  PetscCall(PetscOptionsInt("-ksp_fused_one_barrier_rows", "CUDA device loop in one kernel, pcgfused: up to this many rows one grid barrier per iteration, each block recomputing the direction on the columns its rows read, where those windows are narrow (else two barriers)", "", fused->one_barrier_rows, &fused->one_barrier_rows, NULL));
   PetscCall(PetscOptionsEnum("-ksp_fused_halo", "CUDA backend, several ranks: how the ghost values travel: auto (ipc on one host), host (pinned buffers and MPI), ipc (device to device, CUDA IPC), cuda_aware_mpi", "", FusedHaloTransports, (PetscEnum)fused->halo_transport, (PetscEnum *)&fused->halo_transport, NULL));
   {
     PetscBool aware = PETSC_FALSE;
@@ -26,7 +25,6 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Pet
       fused->halo_transport = FUSED_HALO_CUDA_AWARE_MPI;
     }
   }
-  PetscCheck(fused->one_barrier_rows >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_fused_one_barrier_rows %" PetscInt_FMT " must be non-negative", fused->one_barrier_rows);
   PetscCheck(fused->single_kernel_rows >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_fused_single_kernel_rows %" PetscInt_FMT " must be non-negative", fused->single_kernel_rows);
   PetscOptionsHeadEnd();
   PetscFunctionReturn(0);
@@ -256,7 +254,6 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   fused->convert           = PETSC_TRUE;
   fused->device_loop       = PETSC_TRUE;
   fused->single_kernel_rows = 1 << 20;
-  fused->one_barrier_rows   = 1 << 18;
   fused->cuda_device        = -1; /* picked at the first CUDA setup or solve */
   fused->format            = FUSED_FORMAT_AUTO;
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", KSPFusedSetBackend_Fused));

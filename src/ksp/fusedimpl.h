@@ -40,7 +40,6 @@ typedef struct {
   PetscBool        device_loop;       /* -ksp_fused_device_loop: iterate on the device where allowed */
   PetscInt         single_kernel_rows; /* -ksp_fused_single_kernel_rows: up to this size, the loop is one cooperative kernel */
   PetscBool        single_kernel;      /* this solve's device loop is one cooperative kernel (else a CUDA graph) */
-  PetscInt         one_barrier_rows;   /* -ksp_fused_one_barrier_rows: up to this size, that kernel with one grid barrier per iteration where it can (CG) */
   FusedCUDA        cuda;
   PetscInt         cuda_device, cuda_n, cuda_nvecs, cuda_maxsums;
   FusedDevMat      devmat;

@@ -81,8 +81,7 @@ static PetscErrorCode PCGFusedLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt it0,
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCallFusedCUDA(FusedPCGLoop(fused->cuda, fused->devmat, &v, &conv, (int)it0, !fused->single_kernel ? FUSED_LOOP_GRAPH : (fused->cuda_n <= fused->one_barrier_rows ? FUSED_LOOP_ONE_BARRIER : FUSED_LOOP_TWO_BARRIERS), &stopped));
-  if (FusedCUDALastLoop(fused->cuda) == FUSED_LOOP_ONE_BARRIER) fused->loop_why = "on the device, in one cooperative kernel with one grid barrier per iteration (-ksp_fused_one_barrier_rows); the host looks only where the test stops it";
+  PetscCallFusedCUDA(FusedPCGLoop(fused->cuda, fused->devmat, &v, &conv, (int)it0, fused->single_kernel, &stopped));
   PetscCall(PetscLogFlops((stopped - it0) * (15.0 * fused->cuda_n + 2.0 * fused->mat_nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCall(KSPFusedCUDAReplay(ksp, fused, it0 + 1, stopped));
