@@ -30,13 +30,16 @@ extern "C" int FusedCUDADeviceName(int device, char *name, size_t namelen, char 
   return 0;
 }
 
-/* Free and total memory of a device, after the work queued on it is done
-   (memory freed stream-ordered is returned to the system at that point) */
+/* Free and total memory of a device, after the work queued on it is done;
+   the calling thread's current device stays what it was */
 extern "C" int FusedCUDAMemoryInfo(int device, size_t *free_bytes, size_t *total_bytes, char *errmsg, size_t errlen)
 {
-  cudaError_t err = cudaSetDevice(device);
+  int         current = device;
+  cudaError_t err     = cudaGetDevice(&current);
+  if (err == cudaSuccess) err = cudaSetDevice(device);
   if (err == cudaSuccess) err = cudaDeviceSynchronize();
   if (err == cudaSuccess) err = cudaMemGetInfo(free_bytes, total_bytes);
+  if (err == cudaSuccess) err = cudaSetDevice(current);
   if (err != cudaSuccess) {
     snprintf(errmsg, errlen, "CUDA device %d memory query: %s", device, cudaGetErrorString(err));
     return 1;

@@ -226,6 +226,21 @@ static PetscErrorCode MatMultTransposeAdd_HYBCUDA(Mat A, Vec x, Vec z, Vec y)
   PetscFunctionReturn(0);
 }
 
+/* The device copy now holds what the matrix will be once the interface that
+   called the type's operation (MatAssemblyEnd(), MatScale(), MatShift())
+   has raised the state, which each does exactly once after it (were it
+   raised otherwise, the next product would just upload the values again) */
+static PetscErrorCode MatHYBCUDAHoldsNextState(Mat A)
+{
+  Mat_HYBCUDA     *h = (Mat_HYBCUDA *)A->spptr;
+  PetscObjectState state;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  h->dev_state = state + 1;
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MatAssemblyEnd_HYBCUDA(Mat A, MatAssemblyType mode)
 {
   Mat_HYBCUDA *h = (Mat_HYBCUDA *)A->spptr;
@@ -233,12 +248,10 @@ static PetscErrorCode MatAssemblyEnd_HYBCUDA(Mat A, MatAssemblyType mode)
   PetscFunctionBegin;
   PetscCall((*h->aijops.assemblyend)(A, mode));
   /* the matrix lives on the device from here on. MatSetValues() leaves the
-     state as it was, so the refresh is forced; MatAssemblyEnd() raises the
-     state by one after us, and the copy is noted as holding that state (were
-     it raised otherwise, the first product would just upload the values again) */
+     state as it was, so the refresh is forced */
   if (mode == MAT_FINAL_ASSEMBLY) {
     PetscCall(MatHYBCUDARefresh(A, PETSC_TRUE));
-    h->dev_state++;
+    PetscCall(MatHYBCUDAHoldsNextState(A));
   }
   PetscFunctionReturn(0);
 }
@@ -256,14 +269,12 @@ static PetscErrorCode MatHYBCUDAIsCurrent(Mat A, PetscBool *current)
   PetscFunctionReturn(0);
 }
 
-/* The host matrix is scaled as AIJ does it, and a current device copy in
-   place. MatScale() and MatShift() raise the state once after us (as
-   MatAssemblyEnd() does), and the copy is noted as holding that state. */
+/* The host matrix is scaled as AIJ does it, and a current device copy in place */
 static PetscErrorCode MatScale_HYBCUDA(Mat A, PetscScalar a)
 {
   Mat_HYBCUDA     *h = (Mat_HYBCUDA *)A->spptr;
   PetscBool        current;
-  PetscObjectState state, held;
+  PetscObjectState held;
 
   PetscFunctionBegin;
   PetscCall(MatHYBCUDAIsCurrent(A, &current));
@@ -275,8 +286,7 @@ static PetscErrorCode MatScale_HYBCUDA(Mat A, PetscScalar a)
     PetscCall(PetscLogEventBegin(MAT_HYBCUDA_Values, A, 0, 0, 0));
     PetscCallHYBCUDA(FusedDevMatScale(h->dev, (double)a));
     PetscCall(PetscLogEventEnd(MAT_HYBCUDA_Values, A, 0, 0, 0));
-    PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-    h->dev_state = state + 1;
+    PetscCall(MatHYBCUDAHoldsNextState(A));
   }
   PetscFunctionReturn(0);
 }
@@ -313,7 +323,7 @@ static PetscErrorCode MatShift_HYBCUDA(Mat A, PetscScalar a)
 {
   Mat_HYBCUDA     *h = (Mat_HYBCUDA *)A->spptr;
   PetscBool        current, mpi, missing = PETSC_TRUE;
-  PetscObjectState state, nzstate, held;
+  PetscObjectState nzstate, held;
   int              done = 0;
 
   PetscFunctionBegin;
@@ -330,8 +340,7 @@ static PetscErrorCode MatShift_HYBCUDA(Mat A, PetscScalar a)
     PetscCall(PetscLogEventBegin(MAT_HYBCUDA_Values, A, 0, 0, 0));
     PetscCallHYBCUDA(FusedDevMatShift(h->dev, (double)a, &done));
     PetscCall(PetscLogEventEnd(MAT_HYBCUDA_Values, A, 0, 0, 0));
-    PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-    if (done) h->dev_state = state + 1;
+    if (done) PetscCall(MatHYBCUDAHoldsNextState(A));
   }
   PetscFunctionReturn(0);
 }

@@ -3,9 +3,10 @@
    operation, with a device copy in the storage of src/mat/fusedformat.h
    (DIA, ELL, HYB or CSR) for the products. The copy is made at
    MatAssemblyEnd(); when only the values changed (same nonzero state, as for
-   a Jacobian re-assembled each Newton step) just the values go up again, and
-   any other change (MatScale(), MatShift(), ...) reaches the device at the
-   next product through the object state. */
+   a Jacobian re-assembled each Newton step) just the values go up again;
+   MatScale() and MatShift() change a current copy in place; any other change
+   (MatZeroEntries(), MatCopy(), ...) reaches the device at the next product
+   through the object state. */
 #ifndef HYBCUDAIMPL_H
 #define HYBCUDAIMPL_H
 #include <petscfused.h>
