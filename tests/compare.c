@@ -8,13 +8,16 @@
    -against reference     the baseline is the fused method on the reference
                           backend and the fused one runs on CUDA: iterations
                           within -its_slack (default 1) and true residual
-                          within 10x, both (needs a GPU) */
+                          within 10x, both (needs a GPU)
+   -expect_device_loop true|false  the fused solve ran iterations in the
+                          device loop (or none there) */
 #include "problems.h"
 
 typedef struct {
   PetscInt           its;
   KSPConvergedReason reason;
   PetscReal          truerel, err;
+  PetscInt           device_its; /* of a fused method: iterations in the device loop */
 } SolveResult;
 
 /* backend < 0: whatever the options say */
@@ -44,6 +47,12 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(KSPGetIterationNumber(ksp, &res->its));
   PetscCall(KSPGetConvergedReason(ksp, &res->reason));
+  res->device_its = 0;
+  {
+    PetscBool is_fused;
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &is_fused, KSPPCGFUSED, KSPPBCGSFUSED, KSPPGMRESFUSED, ""));
+    if (is_fused) PetscCall(KSPFusedGetDeviceIterations(ksp, &res->device_its));
+  }
   PetscCall(ProblemTrueResidual(A, b, x, &res->truerel));
   PetscCall(ProblemRelativeError(x, xstar, &res->err));
   PetscCall(KSPDestroy(&ksp));
@@ -57,7 +66,7 @@ int main(int argc, char **argv)
   ProblemType problem    = PROBLEM_LAP2D;
   PetscInt    n = 32, slack = 2;
   char        against[16] = "petsc";
-  PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle;
+  PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set;
   PetscInt    base_backend = -1, fused_backend = -1;
   Mat         A;
   Vec         xstar, b;
@@ -73,6 +82,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-its_slack", &slack, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-nonzero_guess", &nonzero_guess, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-against", against, sizeof(against), NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_device_loop", &expect_loop, &expect_loop_set));
   PetscCall(PetscStrcmp(against, "reference", &oracle));
   PetscCall(PetscSNPrintf(fused, sizeof(fused), "p%sfused", method));
   if (oracle) {
@@ -92,6 +102,13 @@ int main(int argc, char **argv)
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-12s its %5" PetscInt_FMT "  reason %-24s true rel. residual %.3e  error %.3e%s\n", base, rb.its, KSPConvergedReasons[rb.reason], (double)rb.truerel, (double)rb.err, oracle ? "  (reference backend)" : ""));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-12s its %5" PetscInt_FMT "  reason %-24s true rel. residual %.3e  error %.3e  (%d ranks)\n", fused, rf.its, KSPConvergedReasons[rf.reason], (double)rf.truerel, (double)rf.err, size));
+  if (expect_loop_set) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: %" PetscInt_FMT " of %" PetscInt_FMT " iterations in the device loop\n", fused, rf.device_its, rf.its));
+    if (expect_loop != (PetscBool)(rf.device_its > 0)) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: expected %s\n", expect_loop ? "iterations in the device loop" : "no iteration in the device loop"));
+      ok = PETSC_FALSE;
+    }
+  }
   if (oracle && PetscAbsInt(rf.its - rb.its) > slack) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: CUDA backend took %" PetscInt_FMT " iterations, the reference %" PetscInt_FMT " (slack %" PetscInt_FMT ")\n", rf.its, rb.its, slack));
     ok = PETSC_FALSE;

@@ -128,6 +128,7 @@ extern "C" int FusedCUDADestroy(FusedCUDA *pctx)
   FREE(cudaFree(ctx->state));
   FREE(cudaFree(ctx->hist));
   FREE(cudaFree(ctx->loop_partials));
+  FREE(cudaFree(ctx->method_state));
   if (ctx->sums_host) FREE(cudaFreeHost(ctx->sums_host));
   if (ctx->coef_host) FREE(cudaFreeHost(ctx->coef_host));
   if (ctx->post) FREE(cudaFreeHost(ctx->post));
@@ -208,6 +209,23 @@ int FusedCUDAEnsureHistory(FusedCUDA ctx, int len)
   ctx->hist_len = 0;
   if (int err = FusedMalloc((void **)&ctx->hist, sizeof(double) * (size_t)len, "the residual history of the device loop")) return err;
   ctx->hist_len = len;
+  /* the graph holds the old pointer */
+  if (ctx->loop_exec) FUSED_CUDA_CHECK(cudaGraphExecDestroy(ctx->loop_exec));
+  ctx->loop_exec     = NULL;
+  ctx->loop_args_len = 0;
+  return FUSED_CUDA_OK;
+}
+
+int FusedCUDAEnsureMethodState(FusedCUDA ctx, size_t bytes)
+{
+  if (bytes <= ctx->method_state_len) return FUSED_CUDA_OK;
+  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  FUSED_CUDA_CHECK(cudaFree(ctx->method_state));
+  ctx->method_state     = NULL;
+  ctx->method_state_len = 0;
+  if (int err = FusedMalloc(&ctx->method_state, bytes, "the device loop's state")) return err;
+  FUSED_CUDA_CHECK(cudaMemsetAsync(ctx->method_state, 0, bytes, ctx->stream));
+  ctx->method_state_len = bytes;
   /* the graph holds the old pointer */
   if (ctx->loop_exec) FUSED_CUDA_CHECK(cudaGraphExecDestroy(ctx->loop_exec));
   ctx->loop_exec     = NULL;

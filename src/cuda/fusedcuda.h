@@ -130,6 +130,7 @@ int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const 
 /* ---- pgmresfused --------------------------------------------------------- */
 typedef struct {
   double       *x, *b, *r, *z0, *w, *tmp, *V; /* V: restart vectors of length n, one after another */
+  double       *w2; /* the device loop's second w: step j writes w (j even) or w2 (j odd) */
   const double *d;
   int           right; /* right preconditioning */
 } FusedPGMRESVecs;
@@ -144,6 +145,17 @@ int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, const doub
 int FusedPGMRESNormalize(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, double xi);
 /* y += B^{right} sum_{i<k} t_i z_i, y a device vector */
 int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const double *t, double *y);
+/* Arnoldi steps 0, 1, ... of one cycle on the device, from a CUDA graph of two
+   kernels per step, after FusedPGMRESProductInput(j = 0): the step's
+   Hessenberg column, xi and the test of the residual norm (iteration its0 + j,
+   history at that index) are made there. It stops after `restart` steps, at
+   iteration max_it, or where the host must look at step j: the test stops,
+   a sum is not finite, or |w_orth| <= breakdowntol |w|. Out: *steps complete
+   steps; R (restart x restart, column-major) and xi of those; *pending 1 when
+   step *steps was stopped after its orthogonalization, with products[0..j]
+   (<v_l, w> for l < j, then <w, w>; restart + 1 room) and orth (<w,w>, <w,r>,
+   <r,r> after it) of that step. */
+int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int restart, double breakdowntol, const FusedConvergence *conv, int its0, double *R, double *xi, double *products, double orth[3], int *steps, int *pending);
 
 #ifdef __cplusplus
 }

@@ -123,6 +123,8 @@ struct FusedCUDA_s {
   int             hist_len;
   double         *loop_partials; /* the single-kernel loop's partial sums, two iterations' worth */
   size_t          loop_partials_len;
+  void           *method_state; /* a method's own device-loop state (pgmresfused: R, xi) */
+  size_t          method_state_len;
   /* the device loop of one method, built once per workspace */
   cudaGraphExec_t loop_exec;
   unsigned char   loop_args[512]; /* the kernel arguments the graph was built with */
@@ -130,6 +132,8 @@ struct FusedCUDA_s {
 };
 
 int FusedCUDAEnsureHistory(FusedCUDA ctx, int len);
+/* method_state of at least bytes, zeroed when it is made */
+int FusedCUDAEnsureMethodState(FusedCUDA ctx, size_t bytes);
 /* The single-kernel loop: a cooperative kernel that runs the iterations with
    grid barriers instead of kernel boundaries, on as many blocks as are
    resident at once (at most what n needs). *partials, which kargs points at,

@@ -179,3 +179,213 @@ extern "C" int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k,
   FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
   return FUSED_CUDA_OK;
 }
+
+/* ---- the device loop --------------------------------------------------------
+   Each Arnoldi step j is two kernels. The first normalizes step j-1 (v_{j-1} =
+   w / r_{j-1,j-1}, r -= xi v_{j-1}: the scale is applied to the product, so
+   that it need not wait for v_{j-1}), forms w' = Op v_{j-1} into the other w
+   buffer and, row by row, the products <v_l, w'> and <w', w'>. The second
+   subtracts the projections, reduces <w,w>, <w,r>, <r,r>, and its last block
+   makes the host's decisions of the step: the test of the residual norm, the
+   breakdown check, the column of R and xi. */
+
+/* The loop's state in device memory; R (restart x restart) and xi follow it */
+struct PGMRESLoopState {
+  int    its0;    /* ksp->its at the cycle start */
+  int    j;       /* the step the next kernel runs */
+  int    pending; /* 1: stopped after the orthogonalization of step j */
+  int    restart;
+  double breakdowntol;
+  double inv_r, xi; /* of step j-1, which the product of step j normalizes */
+};
+
+static size_t PGMRESLoopStateBytes(int restart)
+{
+  return sizeof(PGMRESLoopState) + sizeof(double) * ((size_t)restart * restart + restart);
+}
+
+__device__ __forceinline__ double *PGMRESLoopR(PGMRESLoopState *gs)
+{
+  return (double *)(gs + 1);
+}
+
+/* products per pass over the rows: accumulators in registers */
+#define PGMRES_PRODUCTS_PER_PASS 8
+
+__global__ void PGMRESLoopProductKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *partials, double *sums, unsigned int *ticket)
+{
+  __shared__ bool is_last;
+  const int       n = A.n, j = gs->j, nsum = j + 1, G = gridDim.x;
+  const double    scale = j ? gs->inv_r : 1.0, xi = gs->xi;
+  const double   *w_prev = (j & 1) ? v.w : v.w2;
+  double         *w_new  = (j & 1) ? v.w2 : v.w;
+  double         *v_prev = j ? v.V + (size_t)(j - 1) * n : NULL;
+  const double   *in     = (v.right && v.d) ? v.tmp : (j ? w_prev : v.z0);
+
+  for (int first = 0; first < nsum; first += PGMRES_PRODUCTS_PER_PASS) {
+    double acc[PGMRES_PRODUCTS_PER_PASS];
+#pragma unroll
+    for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) acc[q] = 0.0;
+    FUSED_GRID_LOOP(i, n)
+    {
+      double y;
+      if (first == 0) {
+        if (j) {
+          const double u = scale * w_prev[i];
+          v_prev[i]      = u;
+          v.r[i] -= xi * u;
+        }
+        y = scale * FusedRowProduct(A, in, i);
+        if (v.d && !v.right) y *= v.d[i];
+        w_new[i] = y;
+      } else y = w_new[i]; /* this thread wrote it in the first pass */
+#pragma unroll
+      for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) {
+        const int l = first + q;
+        if (l < j) acc[q] += v.V[(size_t)l * n + i] * y;
+        else if (l == j) acc[q] += y * y;
+      }
+    }
+    FusedBlockSum<PGMRES_PRODUCTS_PER_PASS>(acc);
+    if (threadIdx.x == 0) {
+      for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS && first + q < nsum; q++) partials[(size_t)(first + q) * G + blockIdx.x] = acc[q];
+    }
+  }
+  if (threadIdx.x == 0) {
+    __threadfence();
+    is_last = atomicAdd(ticket, 1u) == (unsigned int)G - 1;
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  /* the last block: one warp per sum, its lanes over the blocks' partials */
+  {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int l = warp; l < nsum; l += FUSED_WARPS) {
+      double s = 0.0;
+      for (int b = lane; b < G; b += 32) s += __ldcg(&partials[(size_t)l * G + b]);
+      s = FusedWarpSum(s);
+      if (lane == 0) sums[l] = s;
+    }
+  }
+  if (threadIdx.x == 0) *ticket = 0;
+}
+
+/* The host loop's decisions after the orthogonalization of step j
+   (pgmresfused.c, PGMRESFusedCycle), made by one thread: true where the loop
+   stops, with gs->pending set when the host must decide step j itself. */
+__device__ bool PGMRESLoopDecide(PGMRESLoopState *gs, FusedLoopState *state, double *hist, const double *sums, double ww, double wr, double rr)
+{
+  const int    j = gs->j, it = gs->its0 + j, m = gs->restart;
+  double      *R = PGMRESLoopR(gs), *xis = R + (size_t)m * m;
+  bool         look = false;
+  const double rjj = sqrt(fabs(ww)), wnorm_before = j ? sqrt(fabs(sums[j])) : rjj;
+
+  if (j) { /* the residual after step j-1 */
+    const double rnorm = sqrt(fabs(rr));
+    hist[it]           = rnorm;
+    look               = FusedMustStop(state->conv, it, rnorm);
+  }
+  for (int l = 0; l < j; l++) look = look || !isfinite(sums[l]);
+  look = look || !isfinite(ww) || !isfinite(wr) || rjj <= gs->breakdowntol * wnorm_before;
+  if (look) {
+    gs->pending = 1;
+    state->it   = it;
+    return true;
+  }
+  for (int l = 0; l < j; l++) R[l + (size_t)j * m] = sums[l];
+  R[j + (size_t)j * m] = rjj;
+  xis[j]               = wr / rjj;
+  gs->inv_r            = 1.0 / rjj;
+  gs->xi               = xis[j];
+  gs->j                = j + 1;
+  state->it            = it + 1;
+  return j + 1 >= m || it + 1 >= state->conv.max_it;
+}
+
+/* w -= sum_{l<j} h_l v_l (h: the products of the step); <w,w>, <w,r>, <r,r>;
+   with right Jacobi tmp = d .* w, which the next product reads */
+__global__ void PGMRESLoopOrthogKernel(int n, FusedPGMRESVecs v, PGMRESLoopState *gs, int base, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+{
+  const int     j = gs->j;
+  double       *w = (j & 1) ? v.w2 : v.w;
+  const double *h = sums;
+  double        acc[3] = {0.0, 0.0, 0.0};
+  FUSED_GRID_LOOP(i, n)
+  {
+    double wi = w[i];
+#pragma unroll 8
+    for (int l = 0; l < j; l++) wi -= h[l] * v.V[(size_t)l * n + i];
+    const double r = v.r[i];
+    w[i]           = wi;
+    if (v.right && v.d) v.tmp[i] = v.d[i] * wi;
+    acc[0] += wi * wi;
+    acc[1] += wi * r;
+    acc[2] += r * r;
+  }
+  if (FusedReduce<3>(acc, partials, sums, ticket, base) && threadIdx.x == 0) {
+    if (PGMRESLoopDecide(gs, state, hist, sums, acc[0], acc[1], acc[2])) {
+      state->stop = 1;
+      cudaGraphSetConditional(handle, 0);
+    }
+  }
+}
+
+struct PGMRESLoopArgs {
+  FusedMatView     A;
+  FusedPGMRESVecs  v;
+  PGMRESLoopState *gs;
+  int              base;
+};
+
+static int PGMRESBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHandle handle)
+{
+  const PGMRESLoopArgs *args = (const PGMRESLoopArgs *)args_;
+  PGMRESLoopProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(args->A, args->v, args->gs, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PGMRESLoopProductKernel");
+  PGMRESLoopOrthogKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, args->v, args->gs, args->base, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
+  FUSED_CUDA_CHECK_LAUNCH("PGMRESLoopOrthogKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int restart, double breakdowntol, const FusedConvergence *conv, int its0, double *R, double *xi, double *products, double orth[3], int *steps, int *pending)
+{
+  const int       base = ctx->maxsums / 2;
+  PGMRESLoopArgs  args;
+  PGMRESLoopState gs;
+  int             its;
+
+  *steps   = 0;
+  *pending = 0;
+  if (restart < 1 || base < restart + 1 || base + 3 > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace's %d sums do not hold the loop of restart %d", ctx->maxsums, restart);
+  if (int err = FusedCUDAEnsureMethodState(ctx, PGMRESLoopStateBytes(restart))) return err;
+  memset(&gs, 0, sizeof(gs));
+  gs.its0         = its0;
+  gs.restart      = restart;
+  gs.breakdowntol = breakdowntol;
+  /* pageable, but staged before the call returns */
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->method_state, &gs, sizeof(gs), cudaMemcpyHostToDevice, ctx->stream));
+  memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
+  args.A    = A->view;
+  args.v    = *v;
+  args.gs   = (PGMRESLoopState *)ctx->method_state;
+  args.base = base;
+  if (int err = FusedCUDARunLoop(ctx, &args, sizeof(args), PGMRESBuildLoop, conv, its0, &its)) return err;
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(&gs, ctx->method_state, sizeof(gs), cudaMemcpyDeviceToHost, ctx->stream));
+  {
+    const double *Rd = (const double *)((const char *)ctx->method_state + sizeof(PGMRESLoopState));
+    FUSED_CUDA_CHECK(cudaMemcpyAsync(R, Rd, sizeof(double) * (size_t)restart * restart, cudaMemcpyDeviceToHost, ctx->stream));
+    FUSED_CUDA_CHECK(cudaMemcpyAsync(xi, Rd + (size_t)restart * restart, sizeof(double) * restart, cudaMemcpyDeviceToHost, ctx->stream));
+  }
+  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  *steps   = gs.j;
+  *pending = gs.pending;
+  if (its != its0 + gs.j) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the device loop stopped at iteration %d after %d steps from %d", its, gs.j, its0);
+  if (gs.pending) {
+    double s[3];
+    if (int err = FusedCUDAGetSums(ctx, 0, gs.j + 1, products)) return err;
+    if (int err = FusedCUDAGetSums(ctx, base, 3, s)) return err;
+    for (int k = 0; k < 3; k++) orth[k] = s[k];
+  }
+  return FUSED_CUDA_OK;
+}

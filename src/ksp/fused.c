@@ -236,6 +236,15 @@ static PetscErrorCode KSPFusedGetBackendUsed_Fused(KSP ksp, KSPFusedBackend *bac
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode KSPFusedGetDeviceIterations_Fused(KSP ksp, PetscInt *its)
+{
+  KSPFused *fused = (KSPFused *)ksp->data;
+
+  PetscFunctionBegin;
+  *its = fused->loop_its;
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode KSPFusedGetBackend_Fused(KSP ksp, KSPFusedBackend *backend)
 {
   KSPFused *fused = (KSPFused *)ksp->data;
@@ -259,6 +268,7 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", KSPFusedSetBackend_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackend_C", KSPFusedGetBackend_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackendUsed_C", KSPFusedGetBackendUsed_Fused));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceIterations_C", KSPFusedGetDeviceIterations_Fused));
   PetscFunctionReturn(0);
 }
 
@@ -268,6 +278,7 @@ PETSC_INTERN PetscErrorCode KSPFusedDecomposeBackend(KSP ksp)
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackend_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackendUsed_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceIterations_C", NULL));
   PetscFunctionReturn(0);
 }
 
@@ -355,6 +366,24 @@ PetscErrorCode KSPFusedGetBackendUsed(KSP ksp, KSPFusedBackend *backend)
   PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
   PetscValidPointer(backend, 2);
   PetscUseMethod(ksp, "KSPFusedGetBackendUsed_C", (KSP, KSPFusedBackend *), (ksp, backend));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   KSPFusedGetDeviceIterations - Gets how many iterations of the last solve of a fused Krylov method ran in the
+   device loop, without a host look (0 on the reference backend or where the host looked every iteration;
+   `KSPView()` says why).
+
+   Not Collective
+
+   Level: advanced
+@*/
+PetscErrorCode KSPFusedGetDeviceIterations(KSP ksp, PetscInt *its)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscValidIntPointer(its, 2);
+  PetscUseMethod(ksp, "KSPFusedGetDeviceIterations_C", (KSP, PetscInt *), (ksp, its));
   PetscFunctionReturn(0);
 }
 

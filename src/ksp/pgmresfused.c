@@ -43,22 +43,31 @@ static PetscErrorCode PGMRESFusedBackSolve(KSP_PGMRESFused *gm, PetscInt k)
   PetscFunctionReturn(0);
 }
 
-/* One Gram-Schmidt pass against v_0..v_{j-1}: the coefficients are added to
-   h, |w|^2 and <w,r> after the pass come back in sums. */
-static PetscErrorCode PGMRESFusedGramSchmidtPass(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscReal *hnorm, PetscScalar sums[])
+/* The products <v_i, w> of a pass (in gm->sums) added to h; |h| of the pass */
+static PetscErrorCode PGMRESFusedTakeProducts(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscReal *hnorm)
 {
   PetscInt  i;
   PetscReal hh = 0.0;
 
   PetscFunctionBegin;
-  PGMRESStep(KSP_PGMRESFused_MDot, gm->steps->mdot(ksp, gm, j, gm->sums));
-  PetscCall(KSPFusedAllreduce(ksp, &gm->fused, j + 1, gm->sums));
   for (i = 0; i < j; i++) {
     KSPCheckDot(ksp, gm->sums[i]);
     gm->h[i] += gm->sums[i];
     hh += PetscRealPart(gm->sums[i] * gm->sums[i]);
   }
   *hnorm = PetscSqrtReal(hh);
+  PetscFunctionReturn(0);
+}
+
+/* One Gram-Schmidt pass against v_0..v_{j-1}: the coefficients are added to
+   h, |w|^2 and <w,r> after the pass come back in sums. */
+static PetscErrorCode PGMRESFusedGramSchmidtPass(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscReal *hnorm, PetscScalar sums[])
+{
+  PetscFunctionBegin;
+  PGMRESStep(KSP_PGMRESFused_MDot, gm->steps->mdot(ksp, gm, j, gm->sums));
+  PetscCall(KSPFusedAllreduce(ksp, &gm->fused, j + 1, gm->sums));
+  PetscCall(PGMRESFusedTakeProducts(ksp, gm, j, hnorm));
+  if (ksp->reason) PetscFunctionReturn(0);
   PGMRESStep(KSP_PGMRESFused_Orthog, gm->steps->orthog(ksp, gm, j, gm->sums, sums));
   PetscCall(KSPFusedAllreduce(ksp, &gm->fused, GMRES_NSUMS, sums));
   PetscFunctionReturn(0);
@@ -72,14 +81,18 @@ static PetscErrorCode PGMRESFusedGramSchmidtPass(KSP ksp, KSP_PGMRESFused *gm, P
    (|r_k|^2 = |r_{k-1}|^2 - xi^2 loses all digits once |r_k| falls below about
    1e-8 |r_0| within a cycle, and then declares convergence falsely.) The
    residual after the last step of a cycle is tested at the next cycle start,
-   where it is recomputed from b - A x anyway. */
-static PetscErrorCode PGMRESFusedCycle(KSP ksp)
+   where it is recomputed from b - A x anyway.
+
+   With device_loop the steps run on the device until the host must look; a
+   step stopped there after its orthogonalization (pending) is decided here
+   as any other, and that decision ends the cycle. */
+static PetscErrorCode PGMRESFusedCycle(KSP ksp, PetscBool device_loop)
 {
   KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
   PetscScalar      sums[GMRES_NSUMS];
   PetscReal        rnorm0;
   PetscInt         i, its0;
-  PetscBool        breakdown = PETSC_FALSE;
+  PetscBool        breakdown = PETSC_FALSE, pending = PETSC_FALSE;
 
   PetscFunctionBegin;
   gm->k = 0;
@@ -95,19 +108,23 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp)
   if (ksp->reason) PetscFunctionReturn(0);
 
   its0 = ksp->its;
-  while (gm->k < gm->restart && its0 + gm->k < ksp->max_it) {
+  if (device_loop) PetscCall(gm->steps->loop(ksp, gm, its0, rnorm0, &pending, sums));
+  while (pending || (gm->k < gm->restart && its0 + gm->k < ksp->max_it)) {
     const PetscInt j = gm->k;
     PetscReal      wnorm_before, hnorm = 0.0, rjj;
     PetscScalar    xi;
 
-    PGMRESStep(KSP_PGMRESFused_Product, gm->steps->product(ksp, gm, j, 1.0 / rnorm0));
+    if (!pending) PGMRESStep(KSP_PGMRESFused_Product, gm->steps->product(ksp, gm, j, 1.0 / rnorm0));
     for (i = 0; i < j; i++) gm->h[i] = 0.0;
     if (j == 0) {
-      PGMRESStep(KSP_PGMRESFused_Orthog, gm->steps->orthog(ksp, gm, 0, NULL, sums));
-      PetscCall(KSPFusedAllreduce(ksp, &gm->fused, GMRES_NSUMS, sums));
+      if (!pending) {
+        PGMRESStep(KSP_PGMRESFused_Orthog, gm->steps->orthog(ksp, gm, 0, NULL, sums));
+        PetscCall(KSPFusedAllreduce(ksp, &gm->fused, GMRES_NSUMS, sums));
+      }
       wnorm_before = PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW]));
     } else {
-      PetscCall(PGMRESFusedGramSchmidtPass(ksp, gm, j, &hnorm, sums));
+      if (pending) PetscCall(PGMRESFusedTakeProducts(ksp, gm, j, &hnorm));
+      else PetscCall(PGMRESFusedGramSchmidtPass(ksp, gm, j, &hnorm, sums));
       if (ksp->reason) PetscFunctionReturn(0);
       wnorm_before = PetscSqrtReal(PetscAbsScalar(gm->sums[j]));
       /* the residual after step j-1 */
@@ -118,7 +135,7 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp)
         PetscCall(KSPFusedConverged(ksp, its0 + j, rnorm));
         if (ksp->reason) break;
       }
-      if (gm->cgstype == KSP_GMRES_CGS_REFINE_ALWAYS || (gm->cgstype == KSP_GMRES_CGS_REFINE_IFNEEDED && PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW])) < hnorm)) {
+      if (!pending && (gm->cgstype == KSP_GMRES_CGS_REFINE_ALWAYS || (gm->cgstype == KSP_GMRES_CGS_REFINE_IFNEEDED && PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW])) < hnorm))) {
         PetscCall(PetscInfo(ksp, "Second Gram-Schmidt pass at step %" PetscInt_FMT ": |w| %g, |h| %g\n", j, (double)PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW])), (double)hnorm));
         PetscCall(PGMRESFusedGramSchmidtPass(ksp, gm, j, &hnorm, sums));
         if (ksp->reason) PetscFunctionReturn(0);
@@ -133,6 +150,7 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp)
       breakdown = PETSC_TRUE;
       break;
     }
+    PetscCheck(!pending, PetscObjectComm((PetscObject)ksp), PETSC_ERR_PLIB, "The device loop stopped at step %" PetscInt_FMT " of the cycle, where the host goes on; please report this", j);
     for (i = 0; i < j; i++) PGMRES_R(gm, i, j) = gm->h[i];
     PGMRES_R(gm, j, j) = rjj;
     xi                 = sums[GMRES_WR] / rjj;
@@ -156,16 +174,23 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp)
 static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
 {
   KSP_PGMRESFused *gm         = (KSP_PGMRESFused *)ksp->data;
-  const PetscBool  guess_zero = ksp->guess_zero;
+  const PetscBool  guess_zero  = ksp->guess_zero;
+  PetscBool        device_loop = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(KSPFusedPrepareSolve(ksp, &gm->fused));
   gm->steps = gm->fused.backend == KSP_FUSED_BACKEND_CUDA ? &KSPPGMRESFusedSteps_CUDA : &KSPPGMRESFusedSteps_Reference;
   if (gm->fused.backend == KSP_FUSED_BACKEND_REFERENCE && !gm->V) PetscCall(KSPCreateVecs(ksp, gm->restart, &gm->V, 0, NULL));
-  if (gm->fused.backend == KSP_FUSED_BACKEND_CUDA) gm->fused.loop_why = "one host look per step: the Hessenberg coefficients are formed on the host";
+  if (gm->steps->loop) {
+    PetscCall(KSPFusedCUDALoopAllowed(ksp, &gm->fused, &device_loop));
+    if (device_loop && gm->cgstype != KSP_GMRES_CGS_REFINE_NEVER) {
+      device_loop        = PETSC_FALSE;
+      gm->fused.loop_why = "one host look per step: a second Gram-Schmidt pass is decided on the host (-ksp_pgmresfused_cgs_refinement_type)";
+    } else if (device_loop) gm->fused.loop_why = "on the device, from a CUDA graph of two kernels per Arnoldi step; the host looks at each cycle's start and end and where the test stops it";
+  }
   ksp->its = 0;
   while (!ksp->reason) {
-    PetscCall(PGMRESFusedCycle(ksp));
+    PetscCall(PGMRESFusedCycle(ksp, device_loop));
     /* x is no longer zero after a cycle; the user's setting is restored below */
     ksp->guess_zero = PETSC_FALSE;
   }

@@ -4,7 +4,7 @@
 #include "ksp/pgmresfusedimpl.h"
 
 /* workspace vectors after the Jacobi diagonal; the basis follows them */
-enum { GM_VEC_X = 1, GM_VEC_B, GM_VEC_R, GM_VEC_Z0, GM_VEC_W, GM_VEC_TMP, GM_VEC_V };
+enum { GM_VEC_X = 1, GM_VEC_B, GM_VEC_R, GM_VEC_Z0, GM_VEC_W, GM_VEC_TMP, GM_VEC_W2, GM_VEC_V };
 
 static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
 {
@@ -17,6 +17,7 @@ static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
   v.z0    = FusedCUDAVec(ctx, GM_VEC_Z0);
   v.w     = FusedCUDAVec(ctx, GM_VEC_W);
   v.tmp   = FusedCUDAVec(ctx, GM_VEC_TMP);
+  v.w2    = FusedCUDAVec(ctx, GM_VEC_W2);
   v.V     = FusedCUDAVec(ctx, GM_VEC_V);
   v.d     = gm->fused.pcplace == KSP_FUSED_PC_JACOBI ? FusedCUDAVec(ctx, FUSED_VEC_DINV) : NULL;
   v.right = ksp->pc_side == PC_RIGHT;
@@ -110,4 +111,27 @@ static PetscErrorCode PGMRESFusedUpdate_CUDA(KSP ksp, KSP_PGMRESFused *gm, Petsc
   PetscFunctionReturn(0);
 }
 
-const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_CUDA = {PGMRESFusedStart_CUDA, PGMRESFusedProduct_CUDA, PGMRESFusedMDot_CUDA, PGMRESFusedOrthog_CUDA, PGMRESFusedNormalize_CUDA, PGMRESFusedUpdate_CUDA};
+static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscInt its0, PetscReal rnorm0, PetscBool *pending, PetscScalar sums[])
+{
+  KSPFused        *fused = &gm->fused;
+  FusedPGMRESVecs  v     = PGMRESFusedDeviceVecs(ksp, gm);
+  FusedConvergence conv;
+  const double    *in;
+  int              steps, stopped;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
+  PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+  PetscCallFusedCUDA(FusedPGMRESProductInput(fused->cuda, &v, 0, 1.0 / rnorm0, &in));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->cuda, fused->devmat, &v, (int)gm->restart, (double)gm->breakdowntol, &conv, (int)its0, gm->R, gm->xi, gm->sums, sums, &steps, &stopped));
+  /* per step j: the product and 2j + 8 vector operations of length n */
+  PetscCall(PetscLogFlops((steps + stopped) * (2.0 * fused->mat_nnz + 8.0 * fused->cuda_n) + 2.0 * fused->cuda_n * steps * (steps + stopped - 1.0)));
+  PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+  PetscCall(KSPFusedCUDAReplay(ksp, fused, its0 + 1, its0 + steps));
+  fused->loop_its += steps;
+  gm->k    = steps;
+  *pending = stopped ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_CUDA = {PGMRESFusedStart_CUDA, PGMRESFusedProduct_CUDA, PGMRESFusedMDot_CUDA, PGMRESFusedOrthog_CUDA, PGMRESFusedNormalize_CUDA, PGMRESFusedUpdate_CUDA, PGMRESFusedLoop_CUDA};

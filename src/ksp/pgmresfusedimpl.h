@@ -30,6 +30,12 @@ typedef struct {
   PetscErrorCode (*normalize)(KSP, KSP_PGMRESFused *, PetscInt j, PetscScalar scale, PetscScalar xi);
   /* y += B^{right} sum_{i<k} t_i z_i; y NULL: the iterate itself */
   PetscErrorCode (*update)(KSP, KSP_PGMRESFused *, PetscInt k, const PetscScalar t[], Vec y);
+  /* Steps 0, 1, ... of the cycle that starts at iteration its0 with residual
+     norm rnorm0, on the device (NULL: no such loop), until the host must
+     look: gm->k complete steps, their R and xi; *pending where step gm->k
+     stopped after its orthogonalization, with its products in gm->sums and
+     its WW, WR, RR in sums[] */
+  PetscErrorCode (*loop)(KSP, KSP_PGMRESFused *, PetscInt its0, PetscReal rnorm0, PetscBool *pending, PetscScalar sums[]);
 } KSPPGMRESFusedSteps;
 
 struct _KSP_PGMRESFused {
