@@ -363,13 +363,13 @@ extern "C" int FusedCUDACopyBandwidth(int device, size_t bytes, int reps, double
   return err;
 }
 
-int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its)
+int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, size_t smem, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its)
 {
   int    per_sm = 0, need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, most, grid;
   size_t len;
 
   if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;
-  FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, FUSED_BLOCK, 0));
+  FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, FUSED_BLOCK, smem));
   /* every block sums all partials each iteration: keep the grid no larger than needed */
   most = per_sm * ctx->sms;
   grid = need < 1 ? 1 : (need < most ? need : most);
@@ -385,6 +385,6 @@ int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, const
   }
   *partials = ctx->loop_partials;
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
-  FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, FUSED_BLOCK, kargs, 0, ctx->stream));
+  FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, FUSED_BLOCK, kargs, smem, ctx->stream));
   return FusedLoopStateOut(ctx, its);
 }

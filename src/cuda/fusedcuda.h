@@ -146,7 +146,7 @@ int FusedPGMRESNormalize(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double 
 /* y += B^{right} sum_{i<k} t_i z_i, y a device vector */
 int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const double *t, double *y);
 /* Arnoldi steps 0, 1, ... of one cycle on the device, from a CUDA graph of two
-   kernels per step, after FusedPGMRESProductInput(j = 0): the step's
+   kernels per step or (single_kernel) one cooperative kernel, after FusedPGMRESProductInput(j = 0): the step's
    Hessenberg column, xi and the test of the residual norm (iteration its0 + j,
    history at that index) are made there. It stops after `restart` steps, at
    iteration max_it, or where the host must look at step j: the test stops,
@@ -155,7 +155,8 @@ int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const doub
    step *steps was stopped after its orthogonalization, with products[0..j]
    (<v_l, w> for l < j, then <w, w>; restart + 1 room) and orth (<w,w>, <w,r>,
    <r,r> after it) of that step. */
-int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int restart, double breakdowntol, const FusedConvergence *conv, int its0, double *R, double *xi, double *products, double orth[3], int *steps, int *pending);
+#define FUSED_PGMRES_LOOP_MAX_RESTART 4096 /* its Hessenberg column sits in shared memory */
+int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int restart, double breakdowntol, const FusedConvergence *conv, int its0, int single_kernel, double *R, double *xi, double *products, double orth[3], int *steps, int *pending);
 
 #ifdef __cplusplus
 }

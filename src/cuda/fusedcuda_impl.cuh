@@ -137,9 +137,9 @@ int FusedCUDAEnsureMethodState(FusedCUDA ctx, size_t bytes);
 /* The single-kernel loop: a cooperative kernel that runs the iterations with
    grid barriers instead of kernel boundaries, on as many blocks as are
    resident at once (at most what n needs). *partials, which kargs points at,
-   is set to a buffer of 2 x nsums x grid before the launch; returns the
-   iteration where the kernel stopped. */
-int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its);
+   is set to a buffer of 2 x nsums x grid before the launch; smem: dynamic
+   shared memory per block; returns the iteration where the kernel stopped. */
+int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, size_t smem, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its);
 
 /* Runs the device loop from iteration it0: launches the cached graph, or
    builds it with build() first when args (its kernels' arguments) differ

@@ -271,7 +271,7 @@ extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs
     FusedPBCGSVecs vecs = *v;
     double      *part = NULL;
     void        *kargs[] = {&view, &vecs, &part, &ctx->sums, &ctx->state, &ctx->hist};
-    return FusedCUDARunSingleKernel(ctx, (const void *)PBCGSSingleKernel, NSUMS, conv, it0, kargs, &part, its);
+    return FusedCUDARunSingleKernel(ctx, (const void *)PBCGSSingleKernel, NSUMS, 0, conv, it0, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args));
   args.A = A->view;

@@ -222,7 +222,7 @@ extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v,
     FusedPCGVecs vecs = *v;
     double      *part = NULL;
     void        *kargs[] = {&view, &vecs, &part, &ctx->sums, &ctx->state, &ctx->hist};
-    return FusedCUDARunSingleKernel(ctx, (const void *)PCGSingleKernel, 4, conv, it0, kargs, &part, its);
+    return FusedCUDARunSingleKernel(ctx, (const void *)PCGSingleKernel, 4, 0, conv, it0, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
   args.A = A->view;

@@ -181,18 +181,22 @@ extern "C" int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k,
 }
 
 /* ---- the device loop --------------------------------------------------------
-   Each Arnoldi step j is two kernels. The first normalizes step j-1 (v_{j-1} =
+   Each Arnoldi step j has two parts. The first normalizes step j-1 (v_{j-1} =
    w / r_{j-1,j-1}, r -= xi v_{j-1}: the scale is applied to the product, so
    that it need not wait for v_{j-1}), forms w' = Op v_{j-1} into the other w
    buffer and, row by row, the products <v_l, w'> and <w', w'>. The second
-   subtracts the projections, reduces <w,w>, <w,r>, <r,r>, and its last block
-   makes the host's decisions of the step: the test of the residual norm, the
-   breakdown check, the column of R and xi. */
+   subtracts the projections and reduces <w,w>, <w,r>, <r,r>; then the host
+   loop's decisions of the step are made on the device: the test of the
+   residual norm, the breakdown check, the column of R and xi. From a CUDA
+   graph each part is a kernel; for small systems one cooperative kernel runs
+   the whole cycle with a grid barrier after each part. */
+
+#include <cooperative_groups.h>
 
 /* The loop's state in device memory; R (restart x restart) and xi follow it */
 struct PGMRESLoopState {
   int    its0;    /* ksp->its at the cycle start */
-  int    j;       /* the step the next kernel runs */
+  int    j;       /* the step the next kernel runs; at the end, the steps done */
   int    pending; /* 1: stopped after the orthogonalization of step j */
   int    restart;
   double breakdowntol;
@@ -212,15 +216,15 @@ __device__ __forceinline__ double *PGMRESLoopR(PGMRESLoopState *gs)
 /* products per pass over the rows: accumulators in registers */
 #define PGMRES_PRODUCTS_PER_PASS 8
 
-__global__ void PGMRESLoopProductKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *partials, double *sums, unsigned int *ticket)
+/* The first part of step j on this thread's rows, the block's partial sums
+   of <v_l, w'> (l < j) and <w', w'> to partials[l * gridDim.x + blockIdx.x] */
+__device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, double *partials)
 {
-  __shared__ bool is_last;
-  const int       n = A.n, j = gs->j, nsum = j + 1, G = gridDim.x;
-  const double    scale = j ? gs->inv_r : 1.0, xi = gs->xi;
-  const double   *w_prev = (j & 1) ? v.w : v.w2;
-  double         *w_new  = (j & 1) ? v.w2 : v.w;
-  double         *v_prev = j ? v.V + (size_t)(j - 1) * n : NULL;
-  const double   *in     = (v.right && v.d) ? v.tmp : (j ? w_prev : v.z0);
+  const int     n = A.n, nsum = j + 1, G = gridDim.x;
+  const double *w_prev = (j & 1) ? v.w : v.w2;
+  double       *w_new  = (j & 1) ? v.w2 : v.w;
+  double       *v_prev = j ? v.V + (size_t)(j - 1) * n : NULL;
+  const double *in     = (v.right && v.d) ? v.tmp : (j ? w_prev : v.z0);
 
   for (int first = 0; first < nsum; first += PGMRES_PRODUCTS_PER_PASS) {
     double acc[PGMRES_PRODUCTS_PER_PASS];
@@ -251,66 +255,27 @@ __global__ void PGMRESLoopProductKernel(FusedMatView A, FusedPGMRESVecs v, PGMRE
       for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS && first + q < nsum; q++) partials[(size_t)(first + q) * G + blockIdx.x] = acc[q];
     }
   }
-  if (threadIdx.x == 0) {
-    __threadfence();
-    is_last = atomicAdd(ticket, 1u) == (unsigned int)G - 1;
+}
+
+/* out[l] = sum over the G partials of sum l, l < nsum, one warp per sum; the
+   whole block calls it and finds out[] complete on return */
+__device__ __forceinline__ void PGMRESSumPartials(const double *partials, int G, int nsum, double *out)
+{
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int l = warp; l < nsum; l += FUSED_WARPS) {
+    double s = 0.0;
+    for (int b = lane; b < G; b += 32) s += __ldcg(&partials[(size_t)l * G + b]);
+    s = FusedWarpSum(s);
+    if (lane == 0) out[l] = s;
   }
   __syncthreads();
-  if (!is_last) return;
-  __threadfence();
-  /* the last block: one warp per sum, its lanes over the blocks' partials */
-  {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int l = warp; l < nsum; l += FUSED_WARPS) {
-      double s = 0.0;
-      for (int b = lane; b < G; b += 32) s += __ldcg(&partials[(size_t)l * G + b]);
-      s = FusedWarpSum(s);
-      if (lane == 0) sums[l] = s;
-    }
-  }
-  if (threadIdx.x == 0) *ticket = 0;
 }
 
-/* The host loop's decisions after the orthogonalization of step j
-   (pgmresfused.c, PGMRESFusedCycle), made by one thread: true where the loop
-   stops, with gs->pending set when the host must decide step j itself. */
-__device__ bool PGMRESLoopDecide(PGMRESLoopState *gs, FusedLoopState *state, double *hist, const double *sums, double ww, double wr, double rr)
+/* The second part on this thread's rows: w -= sum_{l<j} h_l v_l; <w,w>,
+   <w,r>, <r,r>; with right Jacobi tmp = d .* w, which the next product reads */
+__device__ __forceinline__ void PGMRESOrthogPart(int n, const FusedPGMRESVecs &v, int j, const double *h, double (&acc)[3])
 {
-  const int    j = gs->j, it = gs->its0 + j, m = gs->restart;
-  double      *R = PGMRESLoopR(gs), *xis = R + (size_t)m * m;
-  bool         look = false;
-  const double rjj = sqrt(fabs(ww)), wnorm_before = j ? sqrt(fabs(sums[j])) : rjj;
-
-  if (j) { /* the residual after step j-1 */
-    const double rnorm = sqrt(fabs(rr));
-    hist[it]           = rnorm;
-    look               = FusedMustStop(state->conv, it, rnorm);
-  }
-  for (int l = 0; l < j; l++) look = look || !isfinite(sums[l]);
-  look = look || !isfinite(ww) || !isfinite(wr) || rjj <= gs->breakdowntol * wnorm_before;
-  if (look) {
-    gs->pending = 1;
-    state->it   = it;
-    return true;
-  }
-  for (int l = 0; l < j; l++) R[l + (size_t)j * m] = sums[l];
-  R[j + (size_t)j * m] = rjj;
-  xis[j]               = wr / rjj;
-  gs->inv_r            = 1.0 / rjj;
-  gs->xi               = xis[j];
-  gs->j                = j + 1;
-  state->it            = it + 1;
-  return j + 1 >= m || it + 1 >= state->conv.max_it;
-}
-
-/* w -= sum_{l<j} h_l v_l (h: the products of the step); <w,w>, <w,r>, <r,r>;
-   with right Jacobi tmp = d .* w, which the next product reads */
-__global__ void PGMRESLoopOrthogKernel(int n, FusedPGMRESVecs v, PGMRESLoopState *gs, int base, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
-{
-  const int     j = gs->j;
-  double       *w = (j & 1) ? v.w2 : v.w;
-  const double *h = sums;
-  double        acc[3] = {0.0, 0.0, 0.0};
+  double *w = (j & 1) ? v.w2 : v.w;
   FUSED_GRID_LOOP(i, n)
   {
     double wi = w[i];
@@ -323,11 +288,124 @@ __global__ void PGMRESLoopOrthogKernel(int n, FusedPGMRESVecs v, PGMRESLoopState
     acc[1] += wi * r;
     acc[2] += r * r;
   }
+}
+
+enum { PGMRES_GO_ON, PGMRES_CYCLE_DONE, PGMRES_HOST_DECIDES };
+
+/* The host loop's verdict on step j (pgmresfused.c, PGMRESFusedCycle), from
+   the products h[0..j] and the sums after the orthogonalization: go on;
+   commit the step and end the cycle (restart or max_it reached); or leave
+   the step to the host (the test stops, a sum is not finite, breakdown) */
+__device__ __forceinline__ int PGMRESVerdict(const FusedConvergence &conv, int its0, int j, int m, double tol, const double *h, const double o[3], double *rnorm)
+{
+  const double rjj = sqrt(fabs(o[0])), wnorm_before = j ? sqrt(fabs(h[j])) : rjj;
+  bool         look = false;
+
+  *rnorm = 0.0;
+  if (j) { /* the residual after step j-1 */
+    *rnorm = sqrt(fabs(o[2]));
+    look   = FusedMustStop(conv, its0 + j, *rnorm);
+  }
+  for (int l = 0; l < j; l++) look = look || !isfinite(h[l]);
+  look = look || !isfinite(o[0]) || !isfinite(o[1]) || rjj <= tol * wnorm_before;
+  if (look) return PGMRES_HOST_DECIDES;
+  return j + 1 >= m || its0 + j + 1 >= conv.max_it ? PGMRES_CYCLE_DONE : PGMRES_GO_ON;
+}
+
+/* One thread records the verdict: the residual history, and R's column and
+   xi (committed) or the step's sums for the host (pending) */
+__device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState *state, double *hist, double *sums, int base, int j, int verdict, const double *h, const double o[3], double rnorm)
+{
+  const int m = gs->restart, it = gs->its0 + j;
+  double   *R = PGMRESLoopR(gs), *xis = R + (size_t)m * m;
+
+  if (j) hist[it] = rnorm;
+  if (verdict == PGMRES_HOST_DECIDES) {
+    for (int l = 0; l <= j; l++) sums[l] = h[l];
+    for (int k = 0; k < 3; k++) sums[base + k] = o[k];
+    gs->pending = 1;
+    gs->j       = j;
+    state->it   = it;
+    state->stop = 1;
+    return;
+  }
+  {
+    const double rjj = sqrt(fabs(o[0]));
+    for (int l = 0; l < j; l++) R[l + (size_t)j * m] = h[l];
+    R[j + (size_t)j * m] = rjj;
+    xis[j]               = o[1] / rjj;
+    gs->inv_r            = 1.0 / rjj;
+    gs->xi               = xis[j];
+  }
+  gs->j     = j + 1;
+  state->it = it + 1;
+  if (verdict == PGMRES_CYCLE_DONE) state->stop = 1;
+}
+
+/* the graph's first kernel of a step */
+__global__ void PGMRESLoopProductKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *partials, double *sums, unsigned int *ticket)
+{
+  __shared__ bool is_last;
+  const int       j = gs->j;
+
+  PGMRESProductPart(A, v, j, j ? gs->inv_r : 1.0, gs->xi, partials);
+  if (threadIdx.x == 0) {
+    __threadfence();
+    is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  PGMRESSumPartials(partials, gridDim.x, j + 1, sums);
+  if (threadIdx.x == 0) *ticket = 0;
+}
+
+/* the graph's second kernel: h (the first kernel's sums) in shared memory */
+__global__ void PGMRESLoopOrthogKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, int base, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+{
+  extern __shared__ double h[];
+  const int j = gs->j;
+  double    acc[3] = {0.0, 0.0, 0.0};
+
+  for (int l = threadIdx.x; l <= j; l += blockDim.x) h[l] = sums[l];
+  __syncthreads();
+  PGMRESOrthogPart(A.n, v, j, h, acc);
   if (FusedReduce<3>(acc, partials, sums, ticket, base) && threadIdx.x == 0) {
-    if (PGMRESLoopDecide(gs, state, hist, sums, acc[0], acc[1], acc[2])) {
-      state->stop = 1;
-      cudaGraphSetConditional(handle, 0);
-    }
+    double    rnorm;
+    const int verdict = PGMRESVerdict(state->conv, gs->its0, j, gs->restart, gs->breakdowntol, h, acc, &rnorm);
+    PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, acc, rnorm);
+    if (verdict != PGMRES_GO_ON) cudaGraphSetConditional(handle, 0);
+  }
+}
+
+/* The whole cycle in one cooperative kernel: every block sums the partials
+   after each barrier and reaches the same verdict from the same sums. part:
+   restart + 1 rows of product partials, then 3 of the orthogonalization's. */
+__global__ void __launch_bounds__(FUSED_BLOCK, 2) PGMRESSingleKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *part, double *sums, int base, FusedLoopState *state, double *hist)
+{
+  extern __shared__ double h[];
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const int                      G = gridDim.x, m = gs->restart, its0 = gs->its0;
+  const double                   tol  = gs->breakdowntol;
+  const FusedConvergence         conv = state->conv;
+  double                        *orth_part = part + (size_t)(m + 1) * G;
+  double                         scale = 1.0, xi = 0.0;
+
+  for (int j = 0;; j++) {
+    PGMRESProductPart(A, v, j, scale, xi, part);
+    grid.sync();
+    PGMRESSumPartials(part, G, j + 1, h);
+    double acc[3] = {0.0, 0.0, 0.0}, o[3], rnorm;
+    PGMRESOrthogPart(A.n, v, j, h, acc);
+    FusedStorePartials<3>(acc, orth_part);
+    grid.sync();
+    FusedSumPartials<3>(orth_part, G, o);
+    const int verdict = PGMRESVerdict(conv, its0, j, m, tol, h, o, &rnorm);
+    if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm);
+    if (verdict != PGMRES_GO_ON) return;
+    scale = 1.0 / sqrt(fabs(o[0]));
+    xi    = o[1] * scale;
+    __syncthreads(); /* h is rewritten in the next step */
   }
 }
 
@@ -336,6 +414,7 @@ struct PGMRESLoopArgs {
   FusedPGMRESVecs  v;
   PGMRESLoopState *gs;
   int              base;
+  size_t           smem;
 };
 
 static int PGMRESBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHandle handle)
@@ -343,21 +422,21 @@ static int PGMRESBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditiona
   const PGMRESLoopArgs *args = (const PGMRESLoopArgs *)args_;
   PGMRESLoopProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(args->A, args->v, args->gs, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESLoopProductKernel");
-  PGMRESLoopOrthogKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, args->v, args->gs, args->base, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
+  PGMRESLoopOrthogKernel<<<ctx->nblocks, FUSED_BLOCK, args->smem, ctx->stream>>>(args->A, args->v, args->gs, args->base, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESLoopOrthogKernel");
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int restart, double breakdowntol, const FusedConvergence *conv, int its0, double *R, double *xi, double *products, double orth[3], int *steps, int *pending)
+extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int restart, double breakdowntol, const FusedConvergence *conv, int its0, int single_kernel, double *R, double *xi, double *products, double orth[3], int *steps, int *pending)
 {
   const int       base = ctx->maxsums / 2;
-  PGMRESLoopArgs  args;
+  const size_t    smem = sizeof(double) * ((size_t)restart + 1);
   PGMRESLoopState gs;
   int             its;
 
   *steps   = 0;
   *pending = 0;
-  if (restart < 1 || base < restart + 1 || base + 3 > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace's %d sums do not hold the loop of restart %d", ctx->maxsums, restart);
+  if (restart < 1 || restart > FUSED_PGMRES_LOOP_MAX_RESTART || base < restart + 1 || base + 3 > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop of restart %d (at most %d) with %d sums in the workspace", restart, FUSED_PGMRES_LOOP_MAX_RESTART, ctx->maxsums);
   if (int err = FusedCUDAEnsureMethodState(ctx, PGMRESLoopStateBytes(restart))) return err;
   memset(&gs, 0, sizeof(gs));
   gs.its0         = its0;
@@ -365,12 +444,24 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
   gs.breakdowntol = breakdowntol;
   /* pageable, but staged before the call returns */
   FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->method_state, &gs, sizeof(gs), cudaMemcpyHostToDevice, ctx->stream));
-  memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
-  args.A    = A->view;
-  args.v    = *v;
-  args.gs   = (PGMRESLoopState *)ctx->method_state;
-  args.base = base;
-  if (int err = FusedCUDARunLoop(ctx, &args, sizeof(args), PGMRESBuildLoop, conv, its0, &its)) return err;
+  if (single_kernel) {
+    FusedMatView     view = A->view;
+    FusedPGMRESVecs  vecs = *v;
+    PGMRESLoopState *gsd  = (PGMRESLoopState *)ctx->method_state;
+    double          *part = NULL;
+    int              b    = base;
+    void            *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist};
+    if (int err = FusedCUDARunSingleKernel(ctx, (const void *)PGMRESSingleKernel, restart + 4, smem, conv, its0, kargs, &part, &its)) return err;
+  } else {
+    PGMRESLoopArgs args;
+    memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
+    args.A    = A->view;
+    args.v    = *v;
+    args.gs   = (PGMRESLoopState *)ctx->method_state;
+    args.base = base;
+    args.smem = smem;
+    if (int err = FusedCUDARunLoop(ctx, &args, sizeof(args), PGMRESBuildLoop, conv, its0, &its)) return err;
+  }
   FUSED_CUDA_CHECK(cudaMemcpyAsync(&gs, ctx->method_state, sizeof(gs), cudaMemcpyDeviceToHost, ctx->stream));
   {
     const double *Rd = (const double *)((const char *)ctx->method_state + sizeof(PGMRESLoopState));

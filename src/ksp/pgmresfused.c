@@ -186,7 +186,13 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
     if (device_loop && gm->cgstype != KSP_GMRES_CGS_REFINE_NEVER) {
       device_loop        = PETSC_FALSE;
       gm->fused.loop_why = "one host look per step: a second Gram-Schmidt pass is decided on the host (-ksp_pgmresfused_cgs_refinement_type)";
-    } else if (device_loop) gm->fused.loop_why = "on the device, from a CUDA graph of two kernels per Arnoldi step; the host looks at each cycle's start and end and where the test stops it";
+    } else if (device_loop && gm->restart > FUSED_PGMRES_LOOP_MAX_RESTART) {
+      device_loop        = PETSC_FALSE;
+      gm->fused.loop_why = "one host look per step: the restart exceeds the device loop's " PetscStringize(FUSED_PGMRES_LOOP_MAX_RESTART);
+    } else if (device_loop) {
+      gm->fused.loop_why = gm->fused.single_kernel ? "on the device, each cycle in one cooperative kernel with two grid barriers per Arnoldi step (-ksp_fused_single_kernel_rows); the host looks at each cycle's start and end and where the test stops it"
+                                                   : "on the device, from a CUDA graph of two kernels per Arnoldi step (-ksp_fused_single_kernel_rows); the host looks at each cycle's start and end and where the test stops it";
+    }
   }
   ksp->its = 0;
   while (!ksp->reason) {

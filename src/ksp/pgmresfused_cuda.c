@@ -123,7 +123,7 @@ static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscIn
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCallFusedCUDA(FusedPGMRESProductInput(fused->cuda, &v, 0, 1.0 / rnorm0, &in));
-  PetscCallFusedCUDA(FusedPGMRESLoop(fused->cuda, fused->devmat, &v, (int)gm->restart, (double)gm->breakdowntol, &conv, (int)its0, gm->R, gm->xi, gm->sums, sums, &steps, &stopped));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->cuda, fused->devmat, &v, (int)gm->restart, (double)gm->breakdowntol, &conv, (int)its0, fused->single_kernel, gm->R, gm->xi, gm->sums, sums, &steps, &stopped));
   /* per step j: the product and 2j + 8 vector operations of length n */
   PetscCall(PetscLogFlops((steps + stopped) * (2.0 * fused->mat_nnz + 8.0 * fused->cuda_n) + 2.0 * fused->cuda_n * steps * (steps + stopped - 1.0)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
