@@ -265,6 +265,17 @@ static int FusedLoopStateOut(FusedCUDA ctx, int *its)
   return FUSED_CUDA_OK;
 }
 
+int FusedCUDAResidentGrid(FusedCUDA ctx, const void *kernel, size_t smem, int *grid)
+{
+  int per_sm = 0;
+
+  FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, FUSED_BLOCK, smem));
+  *grid = per_sm * ctx->sms;
+  if (*grid > ctx->nblocks) *grid = ctx->nblocks;
+  if (*grid < 1) *grid = 1;
+  return FUSED_CUDA_OK;
+}
+
 /* A while-loop graph: its body is captured from build(), whose last kernel
    clears the condition when the host must look. The graph is kept and
    relaunched while the kernel arguments are the same; what changes between

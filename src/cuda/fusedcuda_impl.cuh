@@ -141,6 +141,11 @@ int FusedCUDAEnsureMethodState(FusedCUDA ctx, size_t bytes);
    shared memory per block; returns the iteration where the kernel stopped. */
 int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, size_t smem, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its);
 
+/* The grid of a grid-stride kernel in the device loop: the blocks that are
+   resident at once (no second, partial wave), at most ctx->nblocks (the
+   partials' room) */
+int FusedCUDAResidentGrid(FusedCUDA ctx, const void *kernel, size_t smem, int *grid);
+
 /* Runs the device loop from iteration it0: launches the cached graph, or
    builds it with build() first when args (its kernels' arguments) differ
    from the last build; returns the iteration where it stopped. */

@@ -251,13 +251,18 @@ struct PBCGSLoopArgs {
 static int PBCGSBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHandle handle)
 {
   const PBCGSLoopArgs *a = (const PBCGSLoopArgs *)args_;
-  PBCGSProductPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(a->A, a->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
+  int                  gp, gs, gq, gx;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSProductPKernel, 0, &gp)) return err;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSUpdateSKernel, 0, &gs)) return err;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSProductSKernel, 0, &gq)) return err;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSUpdateXRPKernel, 0, &gx)) return err;
+  PBCGSProductPKernel<<<gp, FUSED_BLOCK, 0, ctx->stream>>>(a->A, a->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSProductPKernel");
-  PBCGSUpdateSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, a->v, 0.0, ctx->sums, ctx->state);
+  PBCGSUpdateSKernel<<<gs, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, a->v, 0.0, ctx->sums, ctx->state);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSUpdateSKernel");
-  PBCGSProductSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(a->A, a->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, handle);
+  PBCGSProductSKernel<<<gq, FUSED_BLOCK, 0, ctx->stream>>>(a->A, a->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, handle);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSProductSKernel");
-  PBCGSUpdateXRPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, a->v, 0.0, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, ctx->state);
+  PBCGSUpdateXRPKernel<<<gx, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, a->v, 0.0, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, ctx->state);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSUpdateXRPKernel");
   return FUSED_CUDA_OK;
 }

@@ -207,9 +207,12 @@ struct PCGLoopArgs {
 static int PCGBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHandle handle)
 {
   const PCGLoopArgs *args = (const PCGLoopArgs *)args_;
-  PCGUpdateKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, args->v, 0.0, 0.0, 1, ctx->partials, ctx->sums, ctx->ticket);
+  int                gu, gp;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PCGUpdateKernel, 0, &gu)) return err;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PCGProductKernel, 0, &gp)) return err;
+  PCGUpdateKernel<<<gu, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, args->v, 0.0, 0.0, 1, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PCGUpdateKernel");
-  PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(args->A, args->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
+  PCGProductKernel<<<gp, FUSED_BLOCK, 0, ctx->stream>>>(args->A, args->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
   FUSED_CUDA_CHECK_LAUNCH("PCGProductKernel");
   return FUSED_CUDA_OK;
 }

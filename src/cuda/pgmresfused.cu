@@ -257,16 +257,22 @@ __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const F
   }
 }
 
-/* out[l] = sum over the G partials of sum l, l < nsum, one warp per sum; the
+/* out[l] = sum over the G partials of sum l, l < nsum: eight threads per
+   sum, whose loads are independent, then shuffles within the eight; the
    whole block calls it and finds out[] complete on return */
+#define PGMRES_THREADS_PER_SUM 8
 __device__ __forceinline__ void PGMRESSumPartials(const double *partials, int G, int nsum, double *out)
 {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int l = warp; l < nsum; l += FUSED_WARPS) {
-    double s = 0.0;
-    for (int b = lane; b < G; b += 32) s += __ldcg(&partials[(size_t)l * G + b]);
-    s = FusedWarpSum(s);
-    if (lane == 0) out[l] = s;
+  const int sub = threadIdx.x % PGMRES_THREADS_PER_SUM;
+  for (int first = 0; first < nsum; first += FUSED_BLOCK / PGMRES_THREADS_PER_SUM) {
+    const int l = first + threadIdx.x / PGMRES_THREADS_PER_SUM;
+    double    s = 0.0;
+    if (l < nsum) {
+#pragma unroll 4
+      for (int b = sub; b < G; b += PGMRES_THREADS_PER_SUM) s += __ldcg(&partials[(size_t)l * G + b]);
+    }
+    for (int o = PGMRES_THREADS_PER_SUM / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (sub == 0 && l < nsum) out[l] = s;
   }
   __syncthreads();
 }
@@ -403,8 +409,11 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) PGMRESSingleKernel(FusedMatVie
     const int verdict = PGMRESVerdict(conv, its0, j, m, tol, h, o, &rnorm);
     if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm);
     if (verdict != PGMRES_GO_ON) return;
-    scale = 1.0 / sqrt(fabs(o[0]));
-    xi    = o[1] * scale;
+    {
+      const double rjj = sqrt(fabs(o[0])); /* as PGMRESRecord() has it */
+      scale            = 1.0 / rjj;
+      xi               = o[1] / rjj;
+    }
     __syncthreads(); /* h is rewritten in the next step */
   }
 }
@@ -420,9 +429,12 @@ struct PGMRESLoopArgs {
 static int PGMRESBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHandle handle)
 {
   const PGMRESLoopArgs *args = (const PGMRESLoopArgs *)args_;
-  PGMRESLoopProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(args->A, args->v, args->gs, ctx->partials, ctx->sums, ctx->ticket);
+  int                   gp, go;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopProductKernel, 0, &gp)) return err;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopOrthogKernel, args->smem, &go)) return err;
+  PGMRESLoopProductKernel<<<gp, FUSED_BLOCK, 0, ctx->stream>>>(args->A, args->v, args->gs, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESLoopProductKernel");
-  PGMRESLoopOrthogKernel<<<ctx->nblocks, FUSED_BLOCK, args->smem, ctx->stream>>>(args->A, args->v, args->gs, args->base, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
+  PGMRESLoopOrthogKernel<<<go, FUSED_BLOCK, args->smem, ctx->stream>>>(args->A, args->v, args->gs, args->base, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESLoopOrthogKernel");
   return FUSED_CUDA_OK;
 }
