@@ -216,44 +216,61 @@ __device__ __forceinline__ double *PGMRESLoopR(PGMRESLoopState *gs)
 /* products per pass over the rows: accumulators in registers */
 #define PGMRES_PRODUCTS_PER_PASS 8
 
+/* products reduced per block barrier: each warp leaves its sums in shared memory */
+#define PGMRES_SUMS_PER_BARRIER 32
+
 /* The first part of step j on this thread's rows, the block's partial sums
-   of <v_l, w'> (l < j) and <w', w'> to partials[l * gridDim.x + blockIdx.x] */
+   of <v_l, w'> (l < j) and <w', w'> to partials[l * gridDim.x + blockIdx.x].
+   Each pass over the rows adds 8 products; the warps sum theirs with
+   shuffles, and one barrier per 32 products lets the block add the warps'. */
 __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, double *partials)
 {
-  const int     n = A.n, nsum = j + 1, G = gridDim.x;
-  const double *w_prev = (j & 1) ? v.w : v.w2;
-  double       *w_new  = (j & 1) ? v.w2 : v.w;
-  double       *v_prev = j ? v.V + (size_t)(j - 1) * n : NULL;
-  const double *in     = (v.right && v.d) ? v.tmp : (j ? w_prev : v.z0);
+  __shared__ double warp_sums[PGMRES_SUMS_PER_BARRIER][FUSED_WARPS];
+  const int         n = A.n, nsum = j + 1, G = gridDim.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const double     *w_prev = (j & 1) ? v.w : v.w2;
+  double           *w_new  = (j & 1) ? v.w2 : v.w;
+  double           *v_prev = j ? v.V + (size_t)(j - 1) * n : NULL;
+  const double     *in     = (v.right && v.d) ? v.tmp : (j ? w_prev : v.z0);
 
-  for (int first = 0; first < nsum; first += PGMRES_PRODUCTS_PER_PASS) {
-    double acc[PGMRES_PRODUCTS_PER_PASS];
+  for (int group = 0; group < nsum; group += PGMRES_SUMS_PER_BARRIER) {
+    const int group_end = nsum < group + PGMRES_SUMS_PER_BARRIER ? nsum : group + PGMRES_SUMS_PER_BARRIER;
+    for (int first = group; first < group_end; first += PGMRES_PRODUCTS_PER_PASS) {
+      double acc[PGMRES_PRODUCTS_PER_PASS];
 #pragma unroll
-    for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) acc[q] = 0.0;
-    FUSED_GRID_LOOP(i, n)
-    {
-      double y;
-      if (first == 0) {
-        if (j) {
-          const double u = scale * w_prev[i];
-          v_prev[i]      = u;
-          v.r[i] -= xi * u;
+      for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) acc[q] = 0.0;
+      FUSED_GRID_LOOP(i, n)
+      {
+        double y;
+        if (first == 0) {
+          if (j) {
+            const double u = scale * w_prev[i];
+            v_prev[i]      = u;
+            v.r[i] -= xi * u;
+          }
+          y = scale * FusedRowProduct(A, in, i);
+          if (v.d && !v.right) y *= v.d[i];
+          w_new[i] = y;
+        } else y = w_new[i]; /* this thread wrote it in the first pass */
+#pragma unroll
+        for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) {
+          const int l = first + q;
+          if (l < j) acc[q] += v.V[(size_t)l * n + i] * y;
+          else if (l == j) acc[q] += y * y;
         }
-        y = scale * FusedRowProduct(A, in, i);
-        if (v.d && !v.right) y *= v.d[i];
-        w_new[i] = y;
-      } else y = w_new[i]; /* this thread wrote it in the first pass */
+      }
 #pragma unroll
       for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) {
-        const int l = first + q;
-        if (l < j) acc[q] += v.V[(size_t)l * n + i] * y;
-        else if (l == j) acc[q] += y * y;
+        const double s = FusedWarpSum(acc[q]);
+        if (lane == 0 && first + q < group_end) warp_sums[first + q - group][warp] = s;
       }
     }
-    FusedBlockSum<PGMRES_PRODUCTS_PER_PASS>(acc);
-    if (threadIdx.x == 0) {
-      for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS && first + q < nsum; q++) partials[(size_t)(first + q) * G + blockIdx.x] = acc[q];
+    __syncthreads();
+    if ((int)threadIdx.x < group_end - group) {
+      double s = 0.0;
+      for (int w = 0; w < FUSED_WARPS; w++) s += warp_sums[threadIdx.x][w];
+      partials[(size_t)(group + threadIdx.x) * G + blockIdx.x] = s;
     }
+    if (group_end < nsum) __syncthreads(); /* warp_sums is refilled */
   }
 }
 
@@ -390,6 +407,7 @@ __global__ void PGMRESLoopOrthogKernel(FusedMatView A, FusedPGMRESVecs v, PGMRES
 __global__ void __launch_bounds__(FUSED_BLOCK, 2) PGMRESSingleKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *part, double *sums, int base, FusedLoopState *state, double *hist)
 {
   extern __shared__ double h[];
+  __shared__ double              orth[3];
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int                      G = gridDim.x, m = gs->restart, its0 = gs->its0;
   const double                   tol  = gs->breakdowntol;
@@ -405,7 +423,8 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) PGMRESSingleKernel(FusedMatVie
     PGMRESOrthogPart(A.n, v, j, h, acc);
     FusedStorePartials<3>(acc, orth_part);
     grid.sync();
-    FusedSumPartials<3>(orth_part, G, o);
+    PGMRESSumPartials(orth_part, G, 3, orth);
+    for (int k = 0; k < 3; k++) o[k] = orth[k];
     const int verdict = PGMRESVerdict(conv, its0, j, m, tol, h, o, &rnorm);
     if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm);
     if (verdict != PGMRES_GO_ON) return;
