@@ -240,36 +240,47 @@ __device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, do
 }
 
 /* Every thread of every block gets sum_b part[k * G + b]: the single-kernel
-   loop's reduction after a grid barrier, the same sum in every block. */
+   loop's reduction after a grid barrier, the same sum in every block. Eight
+   threads per sum (K <= 32) load independently, then shuffle; one block
+   barrier. Two calls with the same K must have a barrier between them (the
+   loops' grid barriers), for result[] is rewritten. */
 template <int K>
 __device__ __forceinline__ void FusedSumPartials(const double *part, int G, double (&out)[K])
 {
+  static_assert(K * 8 <= FUSED_BLOCK, "eight threads per sum");
   __shared__ double result[K];
-  double            v[K];
-#pragma unroll
-  for (int k = 0; k < K; k++) {
-    v[k] = 0.0;
-    for (int b = threadIdx.x; b < G; b += blockDim.x) v[k] += __ldcg(&part[(size_t)k * G + b]);
+  const int         l = threadIdx.x / 8, sub = threadIdx.x % 8;
+  double            s = 0.0;
+  if (l < K) {
+#pragma unroll 4
+    for (int b = sub; b < G; b += 8) s += __ldcg(&part[(size_t)l * G + b]);
   }
-  FusedBlockSum<K>(v);
-  if (threadIdx.x == 0) {
-#pragma unroll
-    for (int k = 0; k < K; k++) result[k] = v[k];
-  }
+  for (int o = 4; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+  if (sub == 0 && l < K) result[l] = s;
   __syncthreads();
 #pragma unroll
   for (int k = 0; k < K; k++) out[k] = result[k];
-  __syncthreads();
 }
 
-/* The block's sums of v[] go to part[k * gridDim.x + blockIdx.x] */
+/* The block's sums of v[] go to part[k * gridDim.x + blockIdx.x]: warp
+   shuffles, then one block barrier. As above, two calls with the same K must
+   have a barrier between them. */
 template <int K>
 __device__ __forceinline__ void FusedStorePartials(double (&v)[K], double *part)
 {
-  FusedBlockSum<K>(v);
-  if (threadIdx.x == 0) {
+  static_assert(K <= FUSED_BLOCK, "one thread per sum");
+  __shared__ double warp_sums[K][FUSED_WARPS];
+  const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
-    for (int k = 0; k < K; k++) part[(size_t)k * gridDim.x + blockIdx.x] = v[k];
+  for (int k = 0; k < K; k++) {
+    const double s = FusedWarpSum(v[k]);
+    if (lane == 0) warp_sums[k][warp] = s;
+  }
+  __syncthreads();
+  if ((int)threadIdx.x < K) {
+    double s = 0.0;
+    for (int w = 0; w < FUSED_WARPS; w++) s += warp_sums[threadIdx.x][w];
+    part[(size_t)threadIdx.x * gridDim.x + blockIdx.x] = s;
   }
 }
 
