@@ -239,32 +239,46 @@ __device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, do
   return true;
 }
 
+/* The warp-0 step of FusedBlockSum on the warps' sums w[0..7], in registers:
+   the same additions in the same order (the shuffle tree over lanes 0..7,
+   the lanes above adding exact zeros) */
+__device__ __forceinline__ double FusedSumOfWarps(const double *w)
+{
+  static_assert(FUSED_WARPS == 8, "the tree below is written for 8 warps");
+  const double a0 = w[0] + w[4], a1 = w[1] + w[5], a2 = w[2] + w[6], a3 = w[3] + w[7];
+  return (a0 + a2) + (a1 + a3);
+}
+
 /* Every thread of every block gets sum_b part[k * G + b]: the single-kernel
-   loop's reduction after a grid barrier, the same sum in every block. Eight
-   threads per sum (K <= 32) load independently, then shuffle; one block
-   barrier. Two calls with the same K must have a barrier between them (the
-   loops' grid barriers), for result[] is rewritten. */
+   loop's reduction after a grid barrier, the same sum in every block. Warp k
+   makes sum k with the additions FusedBlockSum would make (each of its lanes
+   plays one lane of every warp), so the sums keep their rounding, with one
+   block barrier instead of four. Two calls with the same K need a barrier
+   between them (the loops' grid barriers): result[] is rewritten. */
 template <int K>
 __device__ __forceinline__ void FusedSumPartials(const double *part, int G, double (&out)[K])
 {
-  static_assert(K * 8 <= FUSED_BLOCK, "eight threads per sum");
+  static_assert(K <= FUSED_WARPS, "one warp per sum");
   __shared__ double result[K];
-  const int         l = threadIdx.x / 8, sub = threadIdx.x % 8;
-  double            s = 0.0;
-  if (l < K) {
-#pragma unroll 4
-    for (int b = sub; b < G; b += 8) s += __ldcg(&part[(size_t)l * G + b]);
+  const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (warp < K) {
+    double ws[FUSED_WARPS];
+#pragma unroll
+    for (int w = 0; w < FUSED_WARPS; w++) {
+      double v = 0.0;
+      for (int b = w * 32 + lane; b < G; b += FUSED_BLOCK) v += __ldcg(&part[(size_t)warp * G + b]);
+      ws[w] = FusedWarpSum(v);
+    }
+    if (lane == 0) result[warp] = FusedSumOfWarps(ws);
   }
-  for (int o = 4; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-  if (sub == 0 && l < K) result[l] = s;
   __syncthreads();
 #pragma unroll
   for (int k = 0; k < K; k++) out[k] = result[k];
 }
 
-/* The block's sums of v[] go to part[k * gridDim.x + blockIdx.x]: warp
-   shuffles, then one block barrier. As above, two calls with the same K must
-   have a barrier between them. */
+/* The block's sums of v[] go to part[k * gridDim.x + blockIdx.x], as
+   FusedBlockSum adds them, with one block barrier. As above, two calls with
+   the same K need a barrier between them. */
 template <int K>
 __device__ __forceinline__ void FusedStorePartials(double (&v)[K], double *part)
 {
@@ -277,11 +291,7 @@ __device__ __forceinline__ void FusedStorePartials(double (&v)[K], double *part)
     if (lane == 0) warp_sums[k][warp] = s;
   }
   __syncthreads();
-  if ((int)threadIdx.x < K) {
-    double s = 0.0;
-    for (int w = 0; w < FUSED_WARPS; w++) s += warp_sums[threadIdx.x][w];
-    part[(size_t)threadIdx.x * gridDim.x + blockIdx.x] = s;
-  }
+  if ((int)threadIdx.x < K) part[(size_t)threadIdx.x * gridDim.x + blockIdx.x] = FusedSumOfWarps(warp_sums[threadIdx.x]);
 }
 
 #define FUSED_GRID_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)

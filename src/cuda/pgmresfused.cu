@@ -265,11 +265,7 @@ __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const F
       }
     }
     __syncthreads();
-    if ((int)threadIdx.x < group_end - group) {
-      double s = 0.0;
-      for (int w = 0; w < FUSED_WARPS; w++) s += warp_sums[threadIdx.x][w];
-      partials[(size_t)(group + threadIdx.x) * G + blockIdx.x] = s;
-    }
+    if ((int)threadIdx.x < group_end - group) partials[(size_t)(group + threadIdx.x) * G + blockIdx.x] = FusedSumOfWarps(warp_sums[threadIdx.x]);
     if (group_end < nsum) __syncthreads(); /* warp_sums is refilled */
   }
 }
