@@ -253,7 +253,8 @@ __device__ __forceinline__ double FusedSumOfWarps(const double *w)
    loop's reduction after a grid barrier, the same sum in every block. Warp k
    makes sum k with the additions FusedBlockSum would make (each of its lanes
    plays one lane of every warp), so the sums keep their rounding, with one
-   block barrier instead of four. Two calls with the same K need a barrier
+   block barrier instead of four; above FUSED_BLOCK partials (eight loads per
+   lane) the whole block loads them, as before. Two calls with the same K need a barrier
    between them (the loops' grid barriers): result[] is rewritten. */
 template <int K>
 __device__ __forceinline__ void FusedSumPartials(const double *part, int G, double (&out)[K])
@@ -261,7 +262,20 @@ __device__ __forceinline__ void FusedSumPartials(const double *part, int G, doub
   static_assert(K <= FUSED_WARPS, "one warp per sum");
   __shared__ double result[K];
   const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (warp < K) {
+  if (G > FUSED_BLOCK) {
+    /* many partials: every thread loads, FusedBlockSum adds (the same sums) */
+    double v[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+      v[k] = 0.0;
+      for (int b = threadIdx.x; b < G; b += FUSED_BLOCK) v[k] += __ldcg(&part[(size_t)k * G + b]);
+    }
+    FusedBlockSum<K>(v);
+    if (threadIdx.x == 0) {
+#pragma unroll
+      for (int k = 0; k < K; k++) result[k] = v[k];
+    }
+  } else if (warp < K) {
     double ws[FUSED_WARPS];
 #pragma unroll
     for (int w = 0; w < FUSED_WARPS; w++) {
