@@ -272,11 +272,13 @@ __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const F
 
 /* out[l] = sum over the G partials of sum l, l < nsum: eight threads per
    sum, whose loads are independent, then shuffles within the eight; the
-   whole block calls it and finds out[] complete on return */
+   whole block calls it and finds out[] complete on return, and learns from
+   the same barrier whether any out[l], l < ncheck, is not finite */
 #define PGMRES_THREADS_PER_SUM 8
-__device__ __forceinline__ void PGMRESSumPartials(const double *partials, int G, int nsum, double *out)
+__device__ __forceinline__ int PGMRESSumPartials(const double *partials, int G, int nsum, int ncheck, double *out)
 {
   const int sub = threadIdx.x % PGMRES_THREADS_PER_SUM;
+  int       bad = 0;
   for (int first = 0; first < nsum; first += FUSED_BLOCK / PGMRES_THREADS_PER_SUM) {
     const int l = first + threadIdx.x / PGMRES_THREADS_PER_SUM;
     double    s = 0.0;
@@ -285,9 +287,12 @@ __device__ __forceinline__ void PGMRESSumPartials(const double *partials, int G,
       for (int b = sub; b < G; b += PGMRES_THREADS_PER_SUM) s += __ldcg(&partials[(size_t)l * G + b]);
     }
     for (int o = PGMRES_THREADS_PER_SUM / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    if (sub == 0 && l < nsum) out[l] = s;
+    if (sub == 0 && l < nsum) {
+      out[l] = s;
+      bad |= l < ncheck && !isfinite(s);
+    }
   }
-  __syncthreads();
+  return __syncthreads_or(bad);
 }
 
 /* The second part on this thread's rows: w -= sum_{l<j} h_l v_l; <w,w>,
@@ -312,10 +317,11 @@ __device__ __forceinline__ void PGMRESOrthogPart(int n, const FusedPGMRESVecs &v
 enum { PGMRES_GO_ON, PGMRES_CYCLE_DONE, PGMRES_HOST_DECIDES };
 
 /* The host loop's verdict on step j (pgmresfused.c, PGMRESFusedCycle), from
-   the products h[0..j] and the sums after the orthogonalization: go on;
+   the products h[0..j] (h_not_finite: one of h[0..j-1] is not) and the sums
+   after the orthogonalization: go on;
    commit the step and end the cycle (restart or max_it reached); or leave
    the step to the host (the test stops, a sum is not finite, breakdown) */
-__device__ __forceinline__ int PGMRESVerdict(const FusedConvergence &conv, int its0, int j, int m, double tol, const double *h, const double o[3], double *rnorm)
+__device__ __forceinline__ int PGMRESVerdict(const FusedConvergence &conv, int its0, int j, int m, double tol, const double *h, int h_not_finite, const double o[3], double *rnorm)
 {
   const double rjj = sqrt(fabs(o[0])), wnorm_before = j ? sqrt(fabs(h[j])) : rjj;
   bool         look = false;
@@ -325,8 +331,7 @@ __device__ __forceinline__ int PGMRESVerdict(const FusedConvergence &conv, int i
     *rnorm = sqrt(fabs(o[2]));
     look   = FusedMustStop(conv, its0 + j, *rnorm);
   }
-  for (int l = 0; l < j; l++) look = look || !isfinite(h[l]);
-  look = look || !isfinite(o[0]) || !isfinite(o[1]) || rjj <= tol * wnorm_before;
+  look = look || h_not_finite || !isfinite(o[0]) || !isfinite(o[1]) || rjj <= tol * wnorm_before;
   if (look) return PGMRES_HOST_DECIDES;
   return j + 1 >= m || its0 + j + 1 >= conv.max_it ? PGMRES_CYCLE_DONE : PGMRES_GO_ON;
 }
@@ -375,7 +380,7 @@ __global__ void PGMRESLoopProductKernel(FusedMatView A, FusedPGMRESVecs v, PGMRE
   __syncthreads();
   if (!is_last) return;
   __threadfence();
-  PGMRESSumPartials(partials, gridDim.x, j + 1, sums);
+  (void)PGMRESSumPartials(partials, gridDim.x, j + 1, 0, sums);
   if (threadIdx.x == 0) *ticket = 0;
 }
 
@@ -386,12 +391,17 @@ __global__ void PGMRESLoopOrthogKernel(FusedMatView A, FusedPGMRESVecs v, PGMRES
   const int j = gs->j;
   double    acc[3] = {0.0, 0.0, 0.0};
 
-  for (int l = threadIdx.x; l <= j; l += blockDim.x) h[l] = sums[l];
-  __syncthreads();
+  int       bad = 0;
+
+  for (int l = threadIdx.x; l <= j; l += blockDim.x) {
+    h[l] = sums[l];
+    bad |= l < j && !isfinite(h[l]);
+  }
+  const int h_not_finite = __syncthreads_or(bad);
   PGMRESOrthogPart(A.n, v, j, h, acc);
   if (FusedReduce<3>(acc, partials, sums, ticket, base) && threadIdx.x == 0) {
     double    rnorm;
-    const int verdict = PGMRESVerdict(state->conv, gs->its0, j, gs->restart, gs->breakdowntol, h, acc, &rnorm);
+    const int verdict = PGMRESVerdict(state->conv, gs->its0, j, gs->restart, gs->breakdowntol, h, h_not_finite, acc, &rnorm);
     PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, acc, rnorm);
     if (verdict != PGMRES_GO_ON) cudaGraphSetConditional(handle, 0);
   }
@@ -414,14 +424,14 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) PGMRESSingleKernel(FusedMatVie
   for (int j = 0;; j++) {
     PGMRESProductPart(A, v, j, scale, xi, part);
     grid.sync();
-    PGMRESSumPartials(part, G, j + 1, h);
+    const int h_not_finite = PGMRESSumPartials(part, G, j + 1, j, h);
     double acc[3] = {0.0, 0.0, 0.0}, o[3], rnorm;
     PGMRESOrthogPart(A.n, v, j, h, acc);
     FusedStorePartials<3>(acc, orth_part);
     grid.sync();
-    PGMRESSumPartials(orth_part, G, 3, orth);
+    (void)PGMRESSumPartials(orth_part, G, 3, 0, orth);
     for (int k = 0; k < 3; k++) o[k] = orth[k];
-    const int verdict = PGMRESVerdict(conv, its0, j, m, tol, h, o, &rnorm);
+    const int verdict = PGMRESVerdict(conv, its0, j, m, tol, h, h_not_finite, o, &rnorm);
     if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm);
     if (verdict != PGMRES_GO_ON) return;
     {
