@@ -216,6 +216,13 @@ __device__ __forceinline__ double *PGMRESLoopR(PGMRESLoopState *gs)
 /* products per pass over the rows: accumulators in registers */
 #define PGMRES_PRODUCTS_PER_PASS 8
 
+/* The single kernel of a small system keeps the block's rows of the basis in
+   shared memory as well: its k-th row (of at most R) of v_l at this slot */
+__device__ __forceinline__ int PGMRESSlot(int l, int k, int R)
+{
+  return (l * R + k) * FUSED_BLOCK + threadIdx.x;
+}
+
 /* products reduced per block barrier: each warp leaves its sums in shared memory */
 #define PGMRES_SUMS_PER_BARRIER 32
 
@@ -223,7 +230,7 @@ __device__ __forceinline__ double *PGMRESLoopR(PGMRESLoopState *gs)
    of <v_l, w'> (l < j) and <w', w'> to partials[l * gridDim.x + blockIdx.x].
    Each pass over the rows adds 8 products; the warps sum theirs with
    shuffles, and one barrier per 32 products lets the block add the warps'. */
-__device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, double *partials)
+__device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, double *partials, double *sV, int R)
 {
   __shared__ double warp_sums[PGMRES_SUMS_PER_BARRIER][FUSED_WARPS];
   const int         n = A.n, nsum = j + 1, G = gridDim.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -238,13 +245,13 @@ __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const F
       double acc[PGMRES_PRODUCTS_PER_PASS];
 #pragma unroll
       for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) acc[q] = 0.0;
-      FUSED_GRID_LOOP(i, n)
-      {
+      for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += G * blockDim.x, k++) {
         double y;
         if (first == 0) {
           if (j) {
             const double u = scale * w_prev[i];
             v_prev[i]      = u;
+            if (sV) sV[PGMRESSlot(j - 1, k, R)] = u;
             v.r[i] -= xi * u;
           }
           y = scale * FusedRowProduct(A, in, i);
@@ -254,7 +261,7 @@ __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const F
 #pragma unroll
         for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) {
           const int l = first + q;
-          if (l < j) acc[q] += v.V[(size_t)l * n + i] * y;
+          if (l < j) acc[q] += (sV ? sV[PGMRESSlot(l, k, R)] : v.V[(size_t)l * n + i]) * y;
           else if (l == j) acc[q] += y * y;
         }
       }
@@ -297,14 +304,18 @@ __device__ __forceinline__ int PGMRESSumPartials(const double *partials, int G, 
 
 /* The second part on this thread's rows: w -= sum_{l<j} h_l v_l; <w,w>,
    <w,r>, <r,r>; with right Jacobi tmp = d .* w, which the next product reads */
-__device__ __forceinline__ void PGMRESOrthogPart(int n, const FusedPGMRESVecs &v, int j, const double *h, double (&acc)[3])
+__device__ __forceinline__ void PGMRESOrthogPart(int n, const FusedPGMRESVecs &v, int j, const double *h, double (&acc)[3], const double *sV, int R)
 {
   double *w = (j & 1) ? v.w2 : v.w;
-  FUSED_GRID_LOOP(i, n)
-  {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += gridDim.x * blockDim.x, k++) {
     double wi = w[i];
+    if (sV) {
 #pragma unroll 8
-    for (int l = 0; l < j; l++) wi -= h[l] * v.V[(size_t)l * n + i];
+      for (int l = 0; l < j; l++) wi -= h[l] * sV[PGMRESSlot(l, k, R)];
+    } else {
+#pragma unroll 8
+      for (int l = 0; l < j; l++) wi -= h[l] * v.V[(size_t)l * n + i];
+    }
     const double r = v.r[i];
     w[i]           = wi;
     if (v.right && v.d) v.tmp[i] = v.d[i] * wi;
@@ -372,7 +383,7 @@ __global__ void PGMRESLoopProductKernel(FusedMatView A, FusedPGMRESVecs v, PGMRE
   __shared__ bool is_last;
   const int       j = gs->j;
 
-  PGMRESProductPart(A, v, j, j ? gs->inv_r : 1.0, gs->xi, partials);
+  PGMRESProductPart(A, v, j, j ? gs->inv_r : 1.0, gs->xi, partials, NULL, 0);
   if (threadIdx.x == 0) {
     __threadfence();
     is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
@@ -398,7 +409,7 @@ __global__ void PGMRESLoopOrthogKernel(FusedMatView A, FusedPGMRESVecs v, PGMRES
     bad |= l < j && !isfinite(h[l]);
   }
   const int h_not_finite = __syncthreads_or(bad);
-  PGMRESOrthogPart(A.n, v, j, h, acc);
+  PGMRESOrthogPart(A.n, v, j, h, acc, NULL, 0);
   if (FusedReduce<3>(acc, partials, sums, ticket, base) && threadIdx.x == 0) {
     double    rnorm;
     const int verdict = PGMRESVerdict(state->conv, gs->its0, j, gs->restart, gs->breakdowntol, h, h_not_finite, acc, &rnorm);
@@ -410,7 +421,7 @@ __global__ void PGMRESLoopOrthogKernel(FusedMatView A, FusedPGMRESVecs v, PGMRES
 /* The whole cycle in one cooperative kernel: every block sums the partials
    after each barrier and reaches the same verdict from the same sums. part:
    restart + 1 rows of product partials, then 3 of the orthogonalization's. */
-__global__ void __launch_bounds__(FUSED_BLOCK, 2) PGMRESSingleKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *part, double *sums, int base, FusedLoopState *state, double *hist)
+__global__ void __launch_bounds__(FUSED_BLOCK, 2) PGMRESSingleKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *part, double *sums, int base, FusedLoopState *state, double *hist, int R)
 {
   extern __shared__ double h[];
   __shared__ double              orth[3];
@@ -420,13 +431,14 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) PGMRESSingleKernel(FusedMatVie
   const FusedConvergence         conv = state->conv;
   double                        *orth_part = part + (size_t)(m + 1) * G;
   double                         scale = 1.0, xi = 0.0;
+  double                        *sV = R ? h + m + 1 : NULL; /* the block's rows of the basis, R per thread */
 
   for (int j = 0;; j++) {
-    PGMRESProductPart(A, v, j, scale, xi, part);
+    PGMRESProductPart(A, v, j, scale, xi, part, sV, R);
     grid.sync();
     const int h_not_finite = PGMRESSumPartials(part, G, j + 1, j, h);
     double acc[3] = {0.0, 0.0, 0.0}, o[3], rnorm;
-    PGMRESOrthogPart(A.n, v, j, h, acc);
+    PGMRESOrthogPart(A.n, v, j, h, acc, sV, R);
     FusedStorePartials<3>(acc, orth_part);
     grid.sync();
     (void)PGMRESSumPartials(orth_part, G, 3, 0, orth);
@@ -486,9 +498,25 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
     FusedPGMRESVecs  vecs = *v;
     PGMRESLoopState *gsd  = (PGMRESLoopState *)ctx->method_state;
     double          *part = NULL;
-    int              b    = base;
-    void            *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist};
-    if (int err = FusedCUDARunSingleKernel(ctx, (const void *)PGMRESSingleKernel, restart + 4, smem, conv, its0, kargs, &part, &its)) return err;
+    int              b    = base, R, optin = 0;
+    size_t           smem_single;
+    /* the basis rows in shared memory where a block of each multiprocessor
+       can hold its share (the grid is at least one block per multiprocessor) */
+    cudaFuncAttributes attr;
+    {
+      const long need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, blocks = need < 1 ? 1 : (need < ctx->sms ? need : ctx->sms);
+      R               = (int)((ctx->n + blocks * FUSED_BLOCK - 1) / (blocks * FUSED_BLOCK));
+    }
+    FUSED_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device));
+    FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, (const void *)PGMRESSingleKernel));
+    smem_single = smem + sizeof(double) * (size_t)restart * R * FUSED_BLOCK;
+    if (R < 1 || smem_single + attr.sharedSizeBytes > (size_t)optin) {
+      R           = 0;
+      smem_single = smem;
+    }
+    FUSED_CUDA_CHECK(cudaFuncSetAttribute((const void *)PGMRESSingleKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_single));
+    void *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist, &R};
+    if (int err = FusedCUDARunSingleKernel(ctx, (const void *)PGMRESSingleKernel, restart + 4, smem_single, conv, its0, kargs, &part, &its)) return err;
   } else {
     PGMRESLoopArgs args;
     memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */

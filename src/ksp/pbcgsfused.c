@@ -149,6 +149,9 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PBCGSFused(KSP ksp)
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 3));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
   PetscCall(KSPFusedComposeBackend(ksp, &bcgs->fused, "pipelined BiCGStab (Rupp et al. 2015): 4 fused steps and 2 packed reductions per iteration"));
+  /* measured on an H100: the cooperative kernel is faster up to 262,144 rows
+     (29.7 against 42.1 us), the graph at 1M rows (116 against 147 us) */
+  bcgs->fused.single_kernel_rows = 1 << 19;
 
   ksp->ops->setup          = KSPSetUp_PBCGSFused;
   ksp->ops->solve          = KSPSolve_PBCGSFused;
