@@ -129,6 +129,7 @@ extern "C" int FusedCUDADestroy(FusedCUDA *pctx)
   FREE(cudaFree(ctx->hist));
   FREE(cudaFree(ctx->loop_partials));
   FREE(cudaFree(ctx->method_state));
+  if (ctx->method_state_host) FREE(cudaFreeHost(ctx->method_state_host));
   if (ctx->sums_host) FREE(cudaFreeHost(ctx->sums_host));
   if (ctx->coef_host) FREE(cudaFreeHost(ctx->coef_host));
   if (ctx->post) FREE(cudaFreeHost(ctx->post));
@@ -221,9 +222,13 @@ int FusedCUDAEnsureMethodState(FusedCUDA ctx, size_t bytes)
   if (bytes <= ctx->method_state_len) return FUSED_CUDA_OK;
   FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
   FUSED_CUDA_CHECK(cudaFree(ctx->method_state));
-  ctx->method_state     = NULL;
-  ctx->method_state_len = 0;
+  if (ctx->method_state_host) FUSED_CUDA_CHECK(cudaFreeHost(ctx->method_state_host));
+  ctx->method_state      = NULL;
+  ctx->method_state_host = NULL;
+  ctx->method_state_len  = 0;
   if (int err = FusedMalloc(&ctx->method_state, bytes, "the device loop's state")) return err;
+  FUSED_CUDA_CHECK(cudaMallocHost(&ctx->method_state_host, bytes));
+  memset(ctx->method_state_host, 0, bytes);
   FUSED_CUDA_CHECK(cudaMemsetAsync(ctx->method_state, 0, bytes, ctx->stream));
   ctx->method_state_len = bytes;
   /* the graph holds the old pointer */

@@ -124,6 +124,7 @@ struct FusedCUDA_s {
   double         *loop_partials; /* the single-kernel loop's partial sums, two iterations' worth */
   size_t          loop_partials_len;
   void           *method_state; /* a method's own device-loop state (pgmresfused: R, xi) */
+  void           *method_state_host; /* its pinned mirror: one copy each way, no wait on the way in */
   size_t          method_state_len;
   /* the device loop of one method, built once per workspace */
   cudaGraphExec_t loop_exec;
@@ -132,7 +133,7 @@ struct FusedCUDA_s {
 };
 
 int FusedCUDAEnsureHistory(FusedCUDA ctx, int len);
-/* method_state of at least bytes, zeroed when it is made */
+/* method_state (and its pinned mirror) of at least bytes, zeroed when made */
 int FusedCUDAEnsureMethodState(FusedCUDA ctx, size_t bytes);
 /* The single-kernel loop: a cooperative kernel that runs the iterations with
    grid barriers instead of kernel boundaries, on as many blocks as are

@@ -173,10 +173,13 @@ extern "C" int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k,
 {
   double *td = PGMRESCoefficients(ctx);
   if (k <= 0) return FUSED_CUDA_OK;
-  FUSED_CUDA_CHECK(cudaMemcpyAsync(td, t, sizeof(double) * k, cudaMemcpyHostToDevice, ctx->stream));
+  if (k > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "%d coefficients exceed the staging's %d", k, ctx->maxsums);
+  /* through pinned staging: no wait here. Its next user (FusedPGMRESOrthog)
+     comes after the next cycle start has waited for its sums. */
+  memcpy(ctx->coef_host, t, sizeof(double) * k);
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(td, ctx->coef_host, sizeof(double) * k, cudaMemcpyHostToDevice, ctx->stream));
   PGMRESUpdateKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, k, td, y);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESUpdateKernel");
-  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
   return FUSED_CUDA_OK;
 }
 
@@ -491,8 +494,10 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
   gs.its0         = its0;
   gs.restart      = restart;
   gs.breakdowntol = breakdowntol;
-  /* pageable, but staged before the call returns */
-  FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->method_state, &gs, sizeof(gs), cudaMemcpyHostToDevice, ctx->stream));
+  /* through the pinned mirror: queued without a wait (the last copy out of
+     it was waited for, so it is free) */
+  memcpy(ctx->method_state_host, &gs, sizeof(gs));
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->method_state, ctx->method_state_host, sizeof(gs), cudaMemcpyHostToDevice, ctx->stream));
   if (single_kernel) {
     FusedMatView     view = A->view;
     FusedPGMRESVecs  vecs = *v;
@@ -527,13 +532,15 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
     args.smem = smem;
     if (int err = FusedCUDARunLoop(ctx, &args, sizeof(args), PGMRESBuildLoop, conv, its0, &its)) return err;
   }
-  FUSED_CUDA_CHECK(cudaMemcpyAsync(&gs, ctx->method_state, sizeof(gs), cudaMemcpyDeviceToHost, ctx->stream));
-  {
-    const double *Rd = (const double *)((const char *)ctx->method_state + sizeof(PGMRESLoopState));
-    FUSED_CUDA_CHECK(cudaMemcpyAsync(R, Rd, sizeof(double) * (size_t)restart * restart, cudaMemcpyDeviceToHost, ctx->stream));
-    FUSED_CUDA_CHECK(cudaMemcpyAsync(xi, Rd + (size_t)restart * restart, sizeof(double) * restart, cudaMemcpyDeviceToHost, ctx->stream));
-  }
+  /* the state, R and xi in one copy */
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->method_state_host, ctx->method_state, PGMRESLoopStateBytes(restart), cudaMemcpyDeviceToHost, ctx->stream));
   FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  {
+    const double *Rh = (const double *)((const char *)ctx->method_state_host + sizeof(PGMRESLoopState));
+    memcpy(&gs, ctx->method_state_host, sizeof(gs));
+    memcpy(R, Rh, sizeof(double) * (size_t)restart * restart);
+    memcpy(xi, Rh + (size_t)restart * restart, sizeof(double) * restart);
+  }
   *steps   = gs.j;
   *pending = gs.pending;
   if (its != its0 + gs.j) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the device loop stopped at iteration %d after %d steps from %d", its, gs.j, its0);
