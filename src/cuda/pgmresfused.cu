@@ -1,8 +1,10 @@
 /* pgmresfused on the GPU: the kernels of the fused steps of
-   pgmresfusedimpl.h. The basis V lies in the workspace as restart vectors
-   one after another; the host keeps R, xi and the back solve (a few dozen
-   numbers per step). Device sums: [0, restart] for the products of a step,
-   then the coefficients (h or t) handed to the device. */
+   pgmresfusedimpl.h, where the host drives each step and keeps R, xi and the
+   back solve (a few dozen numbers per step); and the device loop, which runs
+   the Arnoldi steps of a cycle without the host (below). The basis V lies in
+   the workspace as restart vectors one after another. Device sums of the
+   host-driven steps: [0, restart] for the products of a step, then the
+   coefficients (h or t) handed to the device. */
 #include <string.h>
 #include "cuda/fusedcuda_impl.cuh"
 

@@ -375,7 +375,7 @@ static PetscErrorCode KSPView_PGMRESFused(KSP ksp, PetscViewer viewer)
   if (iascii) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT "\n", gm->restart));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  classical Gram-Schmidt, second pass: %s\n", gm->cgstype == KSP_GMRES_CGS_REFINE_NEVER ? "never" : gm->cgstype == KSP_GMRES_CGS_REFINE_IFNEEDED ? "if needed" : "always"));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  4 fused steps and 2 packed reductions per Arnoldi step; breakdown tolerance %g\n", (double)gm->breakdowntol));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  4 fused steps and 2 packed reductions per Arnoldi step (2 kernels in the CUDA device loop); breakdown tolerance %g\n", (double)gm->breakdowntol));
   }
   PetscFunctionReturn(0);
 }

@@ -7,7 +7,8 @@
    convergence inside a cycle is seen without a least-squares solve or an
    extra synchronization, and the update x += Z R^{-1} xi uses only the first
    k basis vectors. Each Arnoldi step has four fused steps and two packed
-   reductions (three with a second Gram-Schmidt pass). */
+   reductions (three with a second Gram-Schmidt pass); the CUDA device loop
+   (loop below) makes them two kernels per step. */
 #ifndef PGMRESFUSEDIMPL_H
 #define PGMRESFUSEDIMPL_H
 #include "ksp/fusedimpl.h"
