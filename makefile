@@ -32,7 +32,7 @@ HEADERS := $(wildcard include/*.h src/*.h src/ksp/*.h src/mat/*.h src/cuda/*.h s
 EXAMPLES := build/examples/solve build/examples/bench build/examples/spmv
 TESTS    := $(patsubst tests/%.c,build/tests/%,$(wildcard tests/*.c))
 
-.PHONY: all deps run check check-gpu clean petsc-present
+.PHONY: all deps run check check-gpu clean petsc-present viennacl
 all: petsc-present lib/libpetscfused.so $(EXAMPLES) $(TESTS)
 
 petsc-present:
@@ -65,6 +65,15 @@ build/examples/bench: examples/bench.c examples/problems.c examples/problems.h l
 build/examples/spmv: examples/spmv.c examples/problems.c examples/problems.h lib/libpetscfused.so
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) -isystem $(CUDA_HOME)/include -Iexamples examples/spmv.c examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB) $(CUDA_LIBS) -lcusparse
+
+# ViennaCL's pipelined solvers on the same Laplacians, for the comparison
+# (Debian's libviennacl-dev, header-only; not part of all: make viennacl)
+VIENNACL_INCLUDE ?= /usr/include
+viennacl: build/examples/viennacl_bench
+build/examples/viennacl_bench: examples/viennacl_bench.cu
+	@test -f $(VIENNACL_INCLUDE)/viennacl/version.hpp || { echo "make viennacl: no ViennaCL headers in $(VIENNACL_INCLUDE); apt-get install libviennacl-dev" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -Xcompiler -Wall,-Wextra -isystem $(VIENNACL_INCLUDE) $< -o $@
 
 # Test programs link the library, except the -dll_append test, which must not.
 build/tests/dll_append: tests/dll_append.c

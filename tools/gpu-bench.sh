@@ -9,6 +9,11 @@ out=${OUT:-out}; mkdir -p "$out"
 sizes="-sizes2d 100,316,1000,2000,4000 -sizes3d 64,160,252"
 if [ "${1:-all}" != cpu ]; then
   build/examples/bench $sizes -its 200 -csv "$out/bench.csv" -label gpu | tee "$out/bench-gpu.txt"
+  # ViennaCL 1.7.1 in the same run, where make viennacl built it (up to 4M
+  # rows: its host-side assembly of the 16M-row matrices takes minutes)
+  if [ -x build/examples/viennacl_bench ]; then
+    build/examples/viennacl_bench -sizes2d 100,316,1000,2000 -sizes3d 64,160 -its 200 -csv "$out/bench.csv" -label viennacl | tee "$out/bench-viennacl.txt"
+  fi
 fi
 if [ "${1:-all}" != gpu ]; then
   ncores=$(nproc)
