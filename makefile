@@ -73,7 +73,7 @@ viennacl: build/examples/viennacl_bench
 build/examples/viennacl_bench: examples/viennacl_bench.cu
 	@test -f $(VIENNACL_INCLUDE)/viennacl/version.hpp || { echo "make viennacl: no ViennaCL headers in $(VIENNACL_INCLUDE); apt-get install libviennacl-dev" >&2; exit 1; }
 	@mkdir -p $(dir $@)
-	$(NVCC) -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -Xcompiler -Wall,-Wextra -isystem $(VIENNACL_INCLUDE) $< -o $@
+	$(NVCC) -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -Xcompiler -Wall,-Wextra $(if $(filter /usr/include,$(VIENNACL_INCLUDE)),,-isystem $(VIENNACL_INCLUDE)) $< -o $@
 
 # Test programs link the library, except the -dll_append test, which must not.
 build/tests/dll_append: tests/dll_append.c
