@@ -281,8 +281,11 @@ __device__ __forceinline__ void FusedSumPartials(const double *part, int G, doub
 #pragma unroll
     for (int w = 0; w < FUSED_WARPS; w++) {
       double v = 0.0;
-      for (int b = w * 32 + lane; b < G; b += FUSED_BLOCK) v += __ldcg(&part[(size_t)warp * G + b]);
-      ws[w] = FusedWarpSum(v);
+      if (w * 32 < G) { /* else every lane holds 0 and so would the sum: no shuffles */
+        for (int b = w * 32 + lane; b < G; b += FUSED_BLOCK) v += __ldcg(&part[(size_t)warp * G + b]);
+        v = FusedWarpSum(v);
+      }
+      ws[w] = v;
     }
     if (lane == 0) result[warp] = FusedSumOfWarps(ws);
   }
