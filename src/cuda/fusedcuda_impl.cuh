@@ -210,21 +210,32 @@ __device__ __forceinline__ void FusedBlockSum(double (&v)[K])
   __syncthreads(); /* warp_sums may be reused by the caller */
 }
 
-/* Returns true in the last block, whose thread 0 then holds sums[first..first+K) (also in v). */
-template <int K>
-__device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, double *sums, unsigned int *ticket, int first)
+/* Called by every thread after thread 0 has written the block's partials:
+   true in the last block to get here, which then sees every block's
+   partials (the caller resets *ticket when done with them) */
+__device__ __forceinline__ bool FusedIsLastBlock(unsigned int *ticket)
 {
   __shared__ bool is_last;
-  FusedBlockSum<K>(v);
   if (threadIdx.x == 0) {
-#pragma unroll
-    for (int k = 0; k < K; k++) partials[(size_t)(first + k) * gridDim.x + blockIdx.x] = v[k];
     __threadfence();
     is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
   }
   __syncthreads();
   if (!is_last) return false;
   __threadfence();
+  return true;
+}
+
+/* Returns true in the last block, whose thread 0 then holds sums[first..first+K) (also in v). */
+template <int K>
+__device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, double *sums, unsigned int *ticket, int first)
+{
+  FusedBlockSum<K>(v);
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int k = 0; k < K; k++) partials[(size_t)(first + k) * gridDim.x + blockIdx.x] = v[k];
+  }
+  if (!FusedIsLastBlock(ticket)) return false;
 #pragma unroll
   for (int k = 0; k < K; k++) {
     double s = 0.0;

@@ -332,6 +332,15 @@ __device__ __forceinline__ void PGMRESOrthogPart(int n, const FusedPGMRESVecs &v
   }
 }
 
+/* r_jj = |w| after the orthogonalization and xi_j = <w,r> / r_jj, from its
+   sums: one formula for what the vectors get and what R and xi record (a
+   one-ulp difference between them once stopped a solve converging) */
+__device__ __forceinline__ void PGMRESNormalization(const double o[3], double *rjj, double *xi)
+{
+  *rjj = sqrt(fabs(o[0]));
+  *xi  = o[1] / *rjj;
+}
+
 enum { PGMRES_GO_ON, PGMRES_CYCLE_DONE, PGMRES_HOST_DECIDES };
 
 /* The host loop's verdict on step j (pgmresfused.c, PGMRESFusedCycle), from
@@ -341,8 +350,10 @@ enum { PGMRES_GO_ON, PGMRES_CYCLE_DONE, PGMRES_HOST_DECIDES };
    the step to the host (the test stops, a sum is not finite, breakdown) */
 __device__ __forceinline__ int PGMRESVerdict(const FusedConvergence &conv, int its0, int j, int m, double tol, const double *h, int h_not_finite, const double o[3], double *rnorm)
 {
-  const double rjj = sqrt(fabs(o[0])), wnorm_before = j ? sqrt(fabs(h[j])) : rjj;
-  bool         look = false;
+  double rjj, xi;
+  PGMRESNormalization(o, &rjj, &xi);
+  const double wnorm_before = j ? sqrt(fabs(h[j])) : rjj;
+  bool         look         = false;
 
   *rnorm = 0.0;
   if (j) { /* the residual after step j-1 */
@@ -372,12 +383,13 @@ __device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState
     return;
   }
   {
-    const double rjj = sqrt(fabs(o[0]));
+    double rjj, xi;
+    PGMRESNormalization(o, &rjj, &xi);
     for (int l = 0; l < j; l++) R[l + (size_t)j * m] = h[l];
     R[j + (size_t)j * m] = rjj;
-    xis[j]               = o[1] / rjj;
+    xis[j]               = xi;
     gs->inv_r            = 1.0 / rjj;
-    gs->xi               = xis[j];
+    gs->xi               = xi;
   }
   gs->j     = j + 1;
   state->it = it + 1;
@@ -389,17 +401,10 @@ __device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState
    about 5% faster on the H100 from 1M rows */
 __global__ void __launch_bounds__(FUSED_BLOCK, 4) PGMRESLoopProductKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *partials, double *sums, unsigned int *ticket)
 {
-  __shared__ bool is_last;
-  const int       j = gs->j;
+  const int j = gs->j;
 
   PGMRESProductPart(A, v, j, j ? gs->inv_r : 1.0, gs->xi, partials, NULL, 0);
-  if (threadIdx.x == 0) {
-    __threadfence();
-    is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
+  if (!FusedIsLastBlock(ticket)) return;
   (void)PGMRESSumPartials(partials, gridDim.x, j + 1, 0, sums);
   if (threadIdx.x == 0) *ticket = 0;
 }
@@ -408,10 +413,9 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 4) PGMRESLoopProductKernel(FusedM
 __global__ void PGMRESLoopOrthogKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, int base, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
   extern __shared__ double h[];
-  const int j = gs->j;
+  const int j      = gs->j;
   double    acc[3] = {0.0, 0.0, 0.0};
-
-  int       bad = 0;
+  int       bad    = 0;
 
   for (int l = threadIdx.x; l <= j; l += blockDim.x) {
     h[l] = sums[l];
@@ -456,9 +460,9 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) PGMRESSingleKernel(FusedMatVie
     if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm);
     if (verdict != PGMRES_GO_ON) return;
     {
-      const double rjj = sqrt(fabs(o[0])); /* as PGMRESRecord() has it */
-      scale            = 1.0 / rjj;
-      xi               = o[1] / rjj;
+      double rjj;
+      PGMRESNormalization(o, &rjj, &xi);
+      scale = 1.0 / rjj;
     }
     __syncthreads(); /* h is rewritten in the next step */
   }
