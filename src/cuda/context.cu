@@ -128,6 +128,7 @@ extern "C" int FusedCUDADestroy(FusedCUDA *pctx)
   FREE(cudaFree(ctx->state));
   FREE(cudaFree(ctx->hist));
   FREE(cudaFree(ctx->loop_partials));
+  FREE(cudaFree(ctx->loop_vecs));
   FREE(cudaFree(ctx->method_state));
   if (ctx->method_state_host) FREE(cudaFreeHost(ctx->method_state_host));
   if (ctx->sums_host) FREE(cudaFreeHost(ctx->sums_host));
@@ -377,6 +378,21 @@ extern "C" int FusedCUDACopyBandwidth(int device, size_t bytes, int reps, double
   (void)cudaFree(b);
   if (!err) *bytes_per_s = 2.0 * (double)bytes / (best * 1e-3);
   return err;
+}
+
+int FusedCUDAEnsureLoopVectors(FusedCUDA ctx, int count, double **vecs)
+{
+  const size_t len = (size_t)count * ctx->n;
+  if (len > ctx->loop_vecs_len) {
+    FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+    FUSED_CUDA_CHECK(cudaFree(ctx->loop_vecs));
+    ctx->loop_vecs     = NULL;
+    ctx->loop_vecs_len = 0;
+    if (int err = FusedMalloc((void **)&ctx->loop_vecs, sizeof(double) * len, "the second copies of the vectors of the single-kernel loop")) return err;
+    ctx->loop_vecs_len = len;
+  }
+  *vecs = ctx->loop_vecs;
+  return FUSED_CUDA_OK;
 }
 
 int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, size_t smem, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its)

@@ -20,12 +20,45 @@ __device__ __forceinline__ void PBCGSProductPRow(const FusedMatView &A, const Fu
   vr0 += y * v.rstar[i];
 }
 
-/* One row of t = B A s; adds to TT, TS, TR0, SR0, SS */
-__device__ __forceinline__ void PBCGSProductSRow(const FusedMatView &A, const FusedPBCGSVecs &v, int i, double (&acc)[5])
+/* s at row j from the last r and v, and the next p at row j from s, t and
+   the last p and v: the rules the updates apply to their rows and the
+   single-kernel loop's products apply to the rows they read, with explicit
+   roundings so that both get the same bits */
+struct PBCGSNextS {
+  static constexpr bool gather = true;
+  const double         *r, *v;
+  double                alpha;
+  struct Entry {
+    double r, v;
+  };
+  __device__ __forceinline__ Entry  Load(int j) const { return Entry{r[j], v[j]}; }
+  __device__ __forceinline__ double Value(const Entry &e) const { return __fma_rn(-alpha, e.v, e.r); }
+  __device__ __forceinline__ double operator()(int j) const { return Value(Load(j)); }
+};
+
+struct PBCGSNextP {
+  static constexpr bool gather = true;
+  const double         *s, *t, *p, *v; /* not restrict: the update may write p in place */
+  double                omega, beta;
+  struct Entry {
+    double s, t, p, v;
+  };
+  __device__ __forceinline__ Entry  Load(int j) const { return Entry{s[j], t[j], p[j], v[j]}; }
+  __device__ __forceinline__ double Residual(const Entry &e) const { return __fma_rn(-omega, e.t, e.s); }
+  __device__ __forceinline__ double Direction(const Entry &e, double r_next) const { return __fma_rn(beta, __fma_rn(-omega, e.v, e.p), r_next); }
+  __device__ __forceinline__ double Value(const Entry &e) const { return Direction(e, Residual(e)); }
+  __device__ __forceinline__ double operator()(int j) const { return Value(Load(j)); }
+};
+
+/* One row of t = B A s, with s read through next_s (and its row i written
+   to s_out unless NULL); adds to TT, TS, TR0, SR0, SS */
+template <class S>
+__device__ __forceinline__ void PBCGSProductSRow(const FusedMatView &A, const FusedPBCGSVecs &v, const S &next_s, double *s_out, int i, double (&acc)[5])
 {
-  const double s = v.s[i], r0 = v.rstar[i];
-  double       t = FusedRowProduct(A, v.s, i);
+  const double s = next_s(i), r0 = v.rstar[i];
+  double       t = FusedRowProductOf(A, next_s, i);
   if (v.d) t *= v.d[i];
+  if (s_out) s_out[i] = s;
   v.t[i] = t;
   acc[0] += t * t;
   acc[1] += t * s;
@@ -34,14 +67,16 @@ __device__ __forceinline__ void PBCGSProductSRow(const FusedMatView &A, const Fu
   acc[4] += s * s;
 }
 
-/* One row of x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v); adds to RR and RR0 */
-__device__ __forceinline__ void PBCGSUpdateXRPRow(const FusedPBCGSVecs &v, int i, double alpha, double omega, double beta, double (&acc)[2])
+/* One row of x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v),
+   the new p written to p_out; adds to acc[0] (RR) and acc[1] (RR0) */
+__device__ __forceinline__ void PBCGSUpdateXRPRow(const FusedPBCGSVecs &v, const PBCGSNextP &next, int i, double alpha, double *p_out, double *acc)
 {
-  const double p = v.p[i], s = v.s[i];
-  const double r = s - omega * v.t[i];
-  v.x[i] += alpha * p + omega * s;
-  v.r[i] = r;
-  v.p[i] = r + beta * (p - omega * v.v[i]);
+  const auto   last   = next.Load(i);
+  const double r      = next.Residual(last);
+  const double p_next = next.Direction(last, r);
+  v.x[i] += alpha * last.p + next.omega * last.s;
+  v.r[i]   = r;
+  p_out[i] = p_next;
   acc[0] += r * r;
   acc[1] += r * v.rstar[i];
 }
@@ -94,12 +129,11 @@ __global__ void PBCGSProductPKernel(FusedMatView A, FusedPBCGSVecs v, double *pa
   }
 }
 
-/* s = r - alpha v */
-__global__ void PBCGSUpdateSKernel(int n, FusedPBCGSVecs v, double alpha, const double *sums, const FusedLoopState *state)
+/* s = r - alpha v (the host-driven steps; the device loop makes s in PBCGSProductSKernel) */
+__global__ void PBCGSUpdateSKernel(int n, FusedPBCGSVecs v, double alpha)
 {
-  PBCGS_SKIP_IF_STOPPED(state);
-  if (state) alpha = sums[RR0] / sums[VR0];
-  FUSED_GRID_LOOP(i, n) v.s[i] = v.r[i] - alpha * v.v[i];
+  const PBCGSNextS next = {v.r, v.v, alpha};
+  FUSED_GRID_LOOP(i, n) v.s[i] = next(i);
 }
 
 /* t = B A s; TT, TS, TR0, SR0, SS. In the device loop the last block makes
@@ -108,7 +142,10 @@ __global__ void PBCGSProductSKernel(FusedMatView A, FusedPBCGSVecs v, double *pa
 {
   double acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
   PBCGS_SKIP_IF_STOPPED(state);
-  FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, i, acc);
+  if (state) { /* the device loop: s = r - alpha v here, without a kernel of its own */
+    const PBCGSNextS next_s = {v.r, v.v, sums[RR0] / sums[VR0]};
+    FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, next_s, v.s, i, acc);
+  } else FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, FusedStored{v.s}, NULL, i, acc);
   if (FusedReduce<5>(acc, partials, sums, ticket, TT) && state && threadIdx.x == 0) {
     const double rho = sums[RR0], alpha = rho / sums[VR0];
     double       omega, beta;
@@ -132,78 +169,93 @@ __global__ void PBCGSUpdateXRPKernel(int n, FusedPBCGSVecs v, double alpha, doub
     omega = sums[OMEGA];
     beta  = sums[BETA];
   }
-  FUSED_GRID_LOOP(i, n) PBCGSUpdateXRPRow(v, i, alpha, omega, beta, acc);
+  const PBCGSNextP next = {v.s, v.t, v.p, v.v, omega, beta};
+  FUSED_GRID_LOOP(i, n) PBCGSUpdateXRPRow(v, next, i, alpha, v.p, acc);
   FusedReduce<2>(acc, partials, sums, ticket, RR);
 }
 
-/* The whole loop in one cooperative kernel for small systems: four grid
-   barriers per iteration. Partial sums of iteration it live in buffer it & 1
-   (RR and RR0 of it are written by update_xrp of it - 1); a stop leaves RR
-   and RR0 of the iteration in sums[], from where the host goes on with
+/* The whole loop in one cooperative kernel for small systems: two grid
+   barriers per iteration. The products read s and the next p through
+   PBCGSNextS and PBCGSNextP, computed from the vectors of the step before,
+   so that they need not wait for their owners' updates: s = r - alpha v with
+   t = B A s, then x, r, p with the next v = B A p. p and v therefore
+   alternate between v's vectors and the spare ones (two of length n).
+   Partial sums of iteration it live in buffer it & 1 (RR, RR0 and VR0 of it
+   are written by iteration it - 1); a stop leaves RR and RR0 of the
+   iteration in sums[], and its p in v.p, from where the host goes on with
    product_p. */
-__global__ void PBCGSSingleKernel(FusedMatView A, FusedPBCGSVecs v, double *part, double *sums, FusedLoopState *state, double *hist)
+__global__ void __launch_bounds__(FUSED_BLOCK, 2) PBCGSSingleKernel(FusedMatView A, FusedPBCGSVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist)
 {
   cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
   const int                      G     = gridDim.x;
   const int                      first = state->it;
   const FusedConvergence         conv  = state->conv;
+  /* iteration it reads p_last and v_last and writes p_next and v_next, then they swap */
+  double *p_last = v.p, *v_last = v.v, *p_next = spare, *v_next = spare + A.n;
 
-  for (int it = first + 1;; it++) {
-    double *cur = part + (size_t)(it & 1) * NSUMS * G, *next = part + (size_t)((it + 1) & 1) * NSUMS * G;
-    double  rr_rr0[2], vr0[1], acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
-
-    /* v = B A p; <v,r0*> */
-    FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow(A, v, i, acc[0]);
-    {
-      double a1[1] = {acc[0]};
-      FusedStorePartials<1>(a1, cur + VR0 * G);
-    }
+  { /* v = B A p of iteration first + 1 from the p the host left */
+    double vr0[1] = {0.0};
+    FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow(A, v, i, vr0[0]);
+    FusedStorePartials<1>(vr0, part + (size_t)((first + 1) & 1) * NSUMS * G + VR0 * G);
     grid.sync();
-    if (it == first + 1) {
-      rr_rr0[0] = sums[RR];
-      rr_rr0[1] = sums[RR0];
-    } else FusedSumPartials<2>(cur + RR * G, G, rr_rr0);
-    FusedSumPartials<1>(cur + VR0 * G, G, vr0);
-    const double rho = rr_rr0[1], rnorm = sqrt(fabs(rr_rr0[0]));
-    const bool   stop = FusedMustStop(conv, it, rnorm) || !isfinite(rho) || !isfinite(vr0[0]) || rho == 0.0 || vr0[0] == 0.0;
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-      hist[it] = rnorm;
-      if (stop) {
-        sums[RR]    = rr_rr0[0];
+  }
+  for (int it = first + 1;; it++) {
+    double   *part_it = part + (size_t)(it & 1) * NSUMS * G, *part_next = part + (size_t)((it + 1) & 1) * NSUMS * G;
+    double    s1[3]; /* RR, RR0, VR0 */
+    if (it == first + 1) { /* the host's update left RR and RR0 in sums[] */
+      double vr0[1];
+      FusedSumPartials<1>(part_it + VR0 * G, G, vr0);
+      s1[0] = sums[RR];
+      s1[1] = sums[RR0];
+      s1[2] = vr0[0];
+    } else FusedSumPartials<3>(part_it + RR * G, G, s1);
+    const double rho = s1[1], vr0 = s1[2], rnorm = sqrt(fabs(s1[0]));
+    bool         stop  = FusedMustStop(conv, it, rnorm) || !isfinite(rho) || !isfinite(vr0) || rho == 0.0 || vr0 == 0.0;
+    const double alpha = stop ? 0.0 : rho / vr0;
+    double       omega = 0.0, beta = 0.0;
+    FusedHistoryPut(hist, first, it, rnorm);
+    if (!stop) {
+      /* s = r - alpha v, t = B A s; TT, TS, TR0, SR0, SS */
+      const PBCGSNextS next_s = {v.r, v_last, alpha};
+      double           acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+      FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, next_s, v.s, i, acc);
+      FusedStorePartials<5>(acc, part_it + TT * G);
+      grid.sync();
+      double s2[5];
+      FusedSumPartials<5>(part_it + TT * G, G, s2);
+      /* at a breakdown the host redoes this iteration from product_p and sees it itself */
+      stop = PBCGSOmegaBeta(s2, rho, alpha, &omega, &beta);
+    }
+    if (stop) { /* the same sums in every block: the same decision */
+      FusedHistoryFlush(hist, first, it);
+      if (blockIdx.x == 0 && threadIdx.x == 0) {
+        sums[RR]    = s1[0];
         sums[RR0]   = rho;
         state->it   = it;
         state->stop = 1;
       }
-    }
-    if (stop) return;
-    const double alpha = rho / vr0[0];
-
-    /* s = r - alpha v */
-    FUSED_GRID_LOOP(i, A.n) v.s[i] = v.r[i] - alpha * v.v[i];
-    grid.sync();
-
-    /* t = B A s; TT, TS, TR0, SR0, SS */
-    for (int k = 0; k < 5; k++) acc[k] = 0.0;
-    FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, i, acc);
-    FusedStorePartials<5>(acc, cur + TT * G);
-    grid.sync();
-    double s2[5], omega, beta;
-    FusedSumPartials<5>(cur + TT * G, G, s2);
-    if (PBCGSOmegaBeta(s2, rho, alpha, &omega, &beta)) { /* the host redoes this iteration from product_p and sees the breakdown itself */
-      if (blockIdx.x == 0 && threadIdx.x == 0) {
-        sums[RR]    = rr_rr0[0];
-        sums[RR0]   = rho;
-        state->it   = it;
-        state->stop = 1;
+      if (p_last != v.p) {
+        /* the host goes on from v.p; each thread copies the rows it wrote */
+        FUSED_GRID_LOOP(i, A.n) v.p[i] = p_last[i];
       }
       return;
     }
 
-    /* x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v); RR and RR0 of it + 1 */
-    double a2[2] = {0.0, 0.0};
-    FUSED_GRID_LOOP(i, A.n) PBCGSUpdateXRPRow(v, i, alpha, omega, beta, a2);
-    FusedStorePartials<2>(a2, next + RR * G);
+    /* x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v), v = B A p; RR, RR0, VR0 of it + 1 */
+    const PBCGSNextP next_p = {v.s, v.t, p_last, v_last, omega, beta};
+    double           acc[3] = {0.0, 0.0, 0.0};
+    FUSED_GRID_LOOP(i, A.n)
+    {
+      double y = FusedRowProductOf(A, next_p, i);
+      PBCGSUpdateXRPRow(v, next_p, i, alpha, p_next, acc);
+      if (v.d) y *= v.d[i];
+      v_next[i] = y;
+      acc[2] += y * v.rstar[i];
+    }
+    FusedStorePartials<3>(acc, part_next + RR * G);
     grid.sync();
+    FusedSwap(p_last, p_next);
+    FusedSwap(v_last, v_next);
   }
 }
 
@@ -223,7 +275,7 @@ extern "C" int FusedPBCGSProductP(FusedCUDA ctx, FusedDevMat A, const FusedPBCGS
 
 extern "C" int FusedPBCGSUpdateS(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha)
 {
-  PBCGSUpdateSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, ctx->sums, NULL);
+  PBCGSUpdateSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSUpdateSKernel");
   return FUSED_CUDA_OK;
 }
@@ -247,19 +299,17 @@ struct PBCGSLoopArgs {
   FusedPBCGSVecs v;
 };
 
-/* the loop body: four kernels per iteration, entered after update_xrp */
+/* the loop body: three kernels per iteration (the product with s makes s
+   itself), entered after update_xrp */
 static int PBCGSBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHandle handle)
 {
   const PBCGSLoopArgs *a = (const PBCGSLoopArgs *)args_;
-  int                  gp, gs, gq, gx;
+  int                  gp, gq, gx;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSProductPKernel, 0, &gp)) return err;
-  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSUpdateSKernel, 0, &gs)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSProductSKernel, 0, &gq)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSUpdateXRPKernel, 0, &gx)) return err;
   PBCGSProductPKernel<<<gp, FUSED_BLOCK, 0, ctx->stream>>>(a->A, a->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSProductPKernel");
-  PBCGSUpdateSKernel<<<gs, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, a->v, 0.0, ctx->sums, ctx->state);
-  FUSED_CUDA_CHECK_LAUNCH("PBCGSUpdateSKernel");
   PBCGSProductSKernel<<<gq, FUSED_BLOCK, 0, ctx->stream>>>(a->A, a->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, handle);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSProductSKernel");
   PBCGSUpdateXRPKernel<<<gx, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, a->v, 0.0, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, ctx->state);
@@ -274,8 +324,9 @@ extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs
   if (single_kernel) {
     FusedMatView view = A->view;
     FusedPBCGSVecs vecs = *v;
-    double      *part = NULL;
-    void        *kargs[] = {&view, &vecs, &part, &ctx->sums, &ctx->state, &ctx->hist};
+    double      *part = NULL, *spare = NULL;
+    void        *kargs[] = {&view, &vecs, &spare, &part, &ctx->sums, &ctx->state, &ctx->hist};
+    if (int err = FusedCUDAEnsureLoopVectors(ctx, 2, &spare)) return err;
     return FusedCUDARunSingleKernel(ctx, (const void *)PBCGSSingleKernel, NSUMS, 0, conv, it0, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args));

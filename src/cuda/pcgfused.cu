@@ -12,17 +12,50 @@ __device__ __forceinline__ double PCGNormTerm(int normtype, double r, double z)
   return normtype == FUSED_NORM_PRECONDITIONED ? z * z : (normtype == FUSED_NORM_UNPRECONDITIONED ? r * r : 0.0);
 }
 
-/* One row of the update: x += alpha p, r -= alpha y, p = B r + beta p; adds to RZ and NORM */
+/* The next r and p at row j from the last r, y, p: the rule the update
+   applies to its rows and the single-kernel loop's product applies to the
+   rows it reads, with explicit roundings so that both get the same bits.
+   JACOBI (d is the inverse diagonal, else NULL) is a template argument: a
+   branch inside the product's loop keeps the compiler from issuing the
+   loads of all its entries at once. */
+template <bool JACOBI>
+struct PCGNext {
+  static constexpr bool gather = true;
+  const double         *r, *y, *p, *d; /* not restrict: the update may write r and p in place */
+  double                alpha, beta;
+  struct Entry {
+    double r, y, p, d;
+  };
+  __device__ __forceinline__ double Residual(double r_last, double y_last) const { return __fma_rn(-alpha, y_last, r_last); }
+  __device__ __forceinline__ double Preconditioned(double d_j, double r_next) const { return JACOBI ? __dmul_rn(d_j, r_next) : r_next; }
+  __device__ __forceinline__ double Direction(double p_last, double z_next) const { return __fma_rn(beta, p_last, z_next); }
+  __device__ __forceinline__ Entry  Load(int j) const { return Entry{r[j], y[j], p[j], JACOBI ? d[j] : 1.0}; }
+  __device__ __forceinline__ double Value(const Entry &e) const { return Direction(e.p, Preconditioned(e.d, Residual(e.r, e.y))); }
+  __device__ __forceinline__ double operator()(int j) const { return Value(Load(j)); }
+};
+
+/* One row of the update: x += alpha p, r -= alpha y, p = B r + beta p, with
+   the new r and p written to r_out and p_out; adds to acc[RZ] and acc[NORM],
+   returns the new p */
+template <bool JACOBI>
+__device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PCGNext<JACOBI> &next, int i, double *r_out, double *p_out, double *acc)
+{
+  const auto   last = next.Load(i);
+  const double r    = next.Residual(last.r, last.y);
+  const double z    = next.Preconditioned(last.d, r);
+  const double p    = next.Direction(last.p, z);
+  v.x[i]            = __fma_rn(next.alpha, last.p, v.x[i]);
+  p_out[i]            = p;
+  r_out[i]            = r;
+  acc[RZ] += r * z;
+  acc[NORM] += PCGNormTerm(v.normtype, r, z);
+  return p;
+}
+
 __device__ __forceinline__ void PCGUpdateRow(const FusedPCGVecs &v, int i, double alpha, double beta, double (&acc)[2])
 {
-  const double p = v.p[i];
-  const double r = v.r[i] - alpha * v.y[i];
-  const double z = v.d ? v.d[i] * r : r;
-  v.x[i] += alpha * p;
-  v.r[i] = r;
-  v.p[i] = z + beta * p;
-  acc[0] += r * z;
-  acc[1] += PCGNormTerm(v.normtype, r, z);
+  if (v.d) (void)PCGUpdateRowTo(v, PCGNext<true>{v.r, v.y, v.p, v.d, alpha, beta}, i, v.r, v.p, acc);
+  else (void)PCGUpdateRowTo(v, PCGNext<false>{v.r, v.y, v.p, NULL, alpha, beta}, i, v.r, v.p, acc);
 }
 
 /* One row of the product: y = A p; adds to PY and YW (w = B y is not stored) */
@@ -116,15 +149,22 @@ __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, Fus
 }
 
 /* The whole loop in one cooperative kernel for systems small enough that
-   kernel launches, not bandwidth, set the pace: two grid barriers per
-   iteration. Partial sums alternate between two buffers so that a block
-   still reading iteration k's never sees k+1's being written. */
-__global__ void PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *part, double *sums, FusedLoopState *state, double *hist)
+   kernel launches, not bandwidth, set the pace: one grid barrier per
+   iteration. The product reads the new p of the rows it needs through
+   PCGNext, computed from the last r, y and p, so it need not wait for their
+   owners' update; r, p and y therefore alternate between v's vectors and
+   the spare ones (three of length n), and so do the partial sums, so that
+   nothing a slower block still reads is overwritten. */
+template <bool JACOBI>
+__global__ void __launch_bounds__(FUSED_BLOCK, 2) PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist)
 {
   cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
   const int                      G     = gridDim.x;
   const int                      first = state->it;
   const FusedConvergence         conv  = state->conv;
+  /* iteration it reads the *_last vectors and writes the *_next ones, then they swap */
+  double *r_last = v.r, *p_last = v.p, *y_last = v.y;
+  double *r_next = spare, *p_next = spare + A.n, *y_next = spare + 2 * (size_t)A.n;
 
   for (int it = first;; it++) {
     double s[4];
@@ -135,26 +175,42 @@ __global__ void PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *part, do
     if (it > first) {
       double     rnorm;
       const bool stop = PCGMustStop(v, conv, it, s, &rnorm);
-      if (blockIdx.x == 0 && threadIdx.x == 0) {
-        hist[it] = rnorm;
-        if (stop) {
+      FusedHistoryPut(hist, first, it, rnorm);
+      if (stop) { /* the same sums in every block: the same decision */
+        FusedHistoryFlush(hist, first, it);
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
           for (int k = 0; k < 4; k++) sums[k] = s[k];
           state->it   = it;
           state->stop = 1;
         }
+        if (r_last != v.r) {
+          /* the host goes on from v's vectors; each thread copies the rows it wrote */
+          FUSED_GRID_LOOP(i, A.n)
+          {
+            v.r[i] = r_last[i];
+            v.p[i] = p_last[i];
+            v.y[i] = y_last[i];
+          }
+        }
+        return;
       }
-      if (stop) return; /* the same sums in every block: the same decision */
     }
-    const double alpha = rz / py, beta = alpha * alpha * yw / rz - 1.0;
-    double      *next  = part + (size_t)((it + 1) & 1) * 4 * G;
-    double       acc[2] = {0.0, 0.0};
-    FUSED_GRID_LOOP(i, A.n) PCGUpdateRow(v, i, alpha, beta, acc);
-    FusedStorePartials<2>(acc, next + RZ * G);
-    grid.sync(); /* p complete before any row's product reads it */
-    double acc2[2] = {0.0, 0.0};
-    FUSED_GRID_LOOP(i, A.n) PCGProductRow(A, v, i, acc2);
-    FusedStorePartials<2>(acc2, next + PY * G);
+    const double  alpha  = rz / py, beta = alpha * alpha * yw / rz - 1.0;
+    const PCGNext<JACOBI> next = {r_last, y_last, p_last, v.d, alpha, beta};
+    double        acc[4] = {0.0, 0.0, 0.0, 0.0};
+    FUSED_GRID_LOOP(i, A.n)
+    {
+      const double yi = FusedRowProductOf(A, next, i);
+      const double pi = PCGUpdateRowTo(v, next, i, r_next, p_next, acc);
+      y_next[i]       = yi;
+      acc[PY] += pi * yi;
+      acc[YW] += yi * (JACOBI ? v.d[i] * yi : yi);
+    }
+    FusedStorePartials<4>(acc, part + (size_t)((it + 1) & 1) * 4 * G);
     grid.sync(); /* the partials complete before the next iteration sums them */
+    FusedSwap(r_last, r_next);
+    FusedSwap(p_last, p_next);
+    FusedSwap(y_last, y_next);
   }
 }
 
@@ -223,9 +279,10 @@ extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v,
   if (single_kernel) {
     FusedMatView view = A->view;
     FusedPCGVecs vecs = *v;
-    double      *part = NULL;
-    void        *kargs[] = {&view, &vecs, &part, &ctx->sums, &ctx->state, &ctx->hist};
-    return FusedCUDARunSingleKernel(ctx, (const void *)PCGSingleKernel, 4, 0, conv, it0, kargs, &part, its);
+    double      *part = NULL, *spare = NULL;
+    void        *kargs[] = {&view, &vecs, &spare, &part, &ctx->sums, &ctx->state, &ctx->hist};
+    if (int err = FusedCUDAEnsureLoopVectors(ctx, 3, &spare)) return err;
+    return FusedCUDARunSingleKernel(ctx, v->d ? (const void *)PCGSingleKernel<true> : (const void *)PCGSingleKernel<false>, 4, 0, conv, it0, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
   args.A = A->view;
