@@ -24,21 +24,31 @@ typedef struct {
   double      products; /* operator applications per iteration */
 } Traffic;
 
-/* Bytes the fused kernels move per iteration (see src/cuda/<method>.cu):
-   pcgfused: update 8 passes, product 3 (+A); pbcgsfused: product with p 4,
-   s = r - alpha v 3, product with s 4, update 9 (+2A), or with one rank,
-   where the device loop makes s in the product with s, 4 + 6 + 9;
+/* Bytes the fused kernels move per iteration (see src/cuda/<method>.cu), on
+   the path the solver takes: with one rank, the device loop runs as one
+   cooperative kernel up to -ksp_fused_single_kernel_rows (default 2^20 rows
+   for pcgfused, 2^19 for the others), else as a CUDA graph; with several
+   ranks, the host drives the steps.
+   pcgfused: update 8 passes, product 3 (+A); in the single kernel, one
+   merged step: r, y, p, x, the Jacobi diagonal read, x, r, p, y written: 9.
+   pbcgsfused: product with p 4, s = r - alpha v 3, product with s 4,
+   update 9 (+2A); the graph makes s in the product with s: 4 + 6 + 9; the
+   single kernel also makes v = B A p in the update: 6 + 11.
    pgmresfused(m): step j of the device loop (one rank) moves 2j + 8 passes
    (+A): the product kernel j + 5 (w read, which is also the product's input
    with left or no preconditioning; v_{j-1} written; r read and written; w'
    written; the Jacobi diagonal; v_l for l < j-1), the orthogonalization
-   j + 3; the host-driven steps (several
-   ranks) 3j + 12; averaged over j < m. */
-static Traffic MethodTraffic(const char *type, PetscInt restart, PetscMPIInt ranks)
+   j + 3; the host-driven steps (several ranks) 3j + 12; averaged over j < m. */
+static Traffic MethodTraffic(const char *type, PetscInt restart, PetscMPIInt ranks, PetscInt rows)
 {
-  Traffic t = {type, 0.0, 0.0};
-  if (!strcmp(type, KSPPCGFUSED)) t.passes = 11.0, t.products = 1.0;
-  else if (!strcmp(type, KSPPBCGSFUSED)) t.passes = ranks == 1 ? 19.0 : 20.0, t.products = 2.0;
+  Traffic   t      = {type, 0.0, 0.0};
+  PetscInt  single = !strcmp(type, KSPPCGFUSED) ? (1 << 20) : (1 << 19);
+  PetscBool in_one;
+
+  PetscCallAbort(PETSC_COMM_WORLD, PetscOptionsGetInt(NULL, NULL, "-ksp_fused_single_kernel_rows", &single, NULL));
+  in_one = (PetscBool)(ranks == 1 && rows <= single);
+  if (!strcmp(type, KSPPCGFUSED)) t.passes = in_one ? 9.0 : 11.0, t.products = 1.0;
+  else if (!strcmp(type, KSPPBCGSFUSED)) t.passes = in_one ? 17.0 : (ranks == 1 ? 19.0 : 20.0), t.products = 2.0;
   else if (!strcmp(type, KSPPGMRESFUSED) && ranks == 1) t.passes = 2.0 * (restart - 1) / 2.0 + 8.0, t.products = 1.0;
   else if (!strcmp(type, KSPPGMRESFUSED)) t.passes = 3.0 * (restart - 1) / 2.0 + 12.0, t.products = 1.0;
   return t;
@@ -224,7 +234,7 @@ int main(int argc, char **argv)
       Traffic   t;
 
       PetscCall(TimeMethod(A, b, methods[m], its, reps, &us, &overhead, &done, &restart));
-      t = MethodTraffic(methods[m], restart, size);
+      t = MethodTraffic(methods[m], restart, size, rows);
       if (gpu && t.passes > 0) {
         double mine = 1e6 * (t.passes * 8.0 * nlocal + t.products * opbytes) / bw;
         PetscCallMPI(MPI_Allreduce(&mine, &floor_us, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
