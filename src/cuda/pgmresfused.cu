@@ -365,39 +365,35 @@ __device__ __forceinline__ int PGMRESVerdict(const FusedConvergence &conv, int i
   return j + 1 >= m || its0 + j + 1 >= conv.max_it ? PGMRES_CYCLE_DONE : PGMRES_GO_ON;
 }
 
-/* The first warp of one block records the verdict, its lanes writing R's
-   column (or the step's sums) side by side: the residual history (unless
-   hist is NULL), R's column and xi (committed) or the step's sums for the
-   host (pending) */
-__device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState *state, double *hist, double *sums, int base, int j, int verdict, const double *h, const double o[3], double rnorm, int lane)
+/* One thread records the verdict: the residual history, and R's column and
+   xi (committed) or the step's sums for the host (pending) */
+__device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState *state, double *hist, double *sums, int base, int j, int verdict, const double *h, const double o[3], double rnorm)
 {
   const int m = gs->restart, it = gs->its0 + j;
   double   *R = PGMRESLoopR(gs), *xis = R + (size_t)m * m;
 
-  if (j && hist && lane == 0) hist[it] = rnorm;
+  if (j) hist[it] = rnorm;
   if (verdict == PGMRES_HOST_DECIDES) {
-    for (int l = lane; l <= j; l += 32) sums[l] = h[l];
-    if (lane == 0) {
-      for (int k = 0; k < 3; k++) sums[base + k] = o[k];
-      gs->pending = 1;
-      gs->j       = j;
-      state->it   = it;
-      state->stop = 1;
-    }
+    for (int l = 0; l <= j; l++) sums[l] = h[l];
+    for (int k = 0; k < 3; k++) sums[base + k] = o[k];
+    gs->pending = 1;
+    gs->j       = j;
+    state->it   = it;
+    state->stop = 1;
     return;
   }
-  for (int l = lane; l < j; l += 32) R[l + (size_t)j * m] = h[l];
-  if (lane == 0) {
+  {
     double rjj, xi;
     PGMRESNormalization(o, &rjj, &xi);
+    for (int l = 0; l < j; l++) R[l + (size_t)j * m] = h[l];
     R[j + (size_t)j * m] = rjj;
     xis[j]               = xi;
     gs->inv_r            = 1.0 / rjj;
     gs->xi               = xi;
-    gs->j                = j + 1;
-    state->it            = it + 1;
-    if (verdict == PGMRES_CYCLE_DONE) state->stop = 1;
   }
+  gs->j     = j + 1;
+  state->it = it + 1;
+  if (verdict == PGMRES_CYCLE_DONE) state->stop = 1;
 }
 
 /* the graph's first kernel of a step; four resident blocks per
@@ -427,12 +423,11 @@ __global__ void PGMRESLoopOrthogKernel(FusedMatView A, FusedPGMRESVecs v, PGMRES
   }
   const int h_not_finite = __syncthreads_or(bad);
   PGMRESOrthogPart(A.n, v, j, h, acc, NULL, 0);
-  if (FusedReduce<3>(acc, partials, sums, ticket, base) && threadIdx.x < 32) {
-    double rnorm;
-    for (int k = 0; k < 3; k++) acc[k] = __shfl_sync(0xffffffffu, acc[k], 0); /* the sums are thread 0's */
+  if (FusedReduce<3>(acc, partials, sums, ticket, base) && threadIdx.x == 0) {
+    double    rnorm;
     const int verdict = PGMRESVerdict(state->conv, gs->its0, j, gs->restart, gs->breakdowntol, h, h_not_finite, acc, &rnorm);
-    PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, acc, rnorm, threadIdx.x);
-    if (threadIdx.x == 0 && verdict != PGMRES_GO_ON) cudaGraphSetConditional(handle, 0);
+    PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, acc, rnorm);
+    if (verdict != PGMRES_GO_ON) cudaGraphSetConditional(handle, 0);
   }
 }
 
@@ -462,12 +457,8 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) PGMRESSingleKernel(FusedMatVie
     (void)PGMRESSumPartials(orth_part, G, 3, 0, orth);
     for (int k = 0; k < 3; k++) o[k] = orth[k];
     const int verdict = PGMRESVerdict(conv, its0, j, m, tol, h, h_not_finite, o, &rnorm);
-    if (j) FusedHistoryPut(hist, its0, its0 + j, rnorm);
-    if (blockIdx.x == 0 && threadIdx.x < 32) PGMRESRecord(gs, state, NULL, sums, base, j, verdict, h, o, rnorm, threadIdx.x);
-    if (verdict != PGMRES_GO_ON) {
-      FusedHistoryFlush(hist, its0, its0 + j);
-      return;
-    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm);
+    if (verdict != PGMRES_GO_ON) return;
     {
       double rjj;
       PGMRESNormalization(o, &rjj, &xi);
