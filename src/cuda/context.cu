@@ -380,17 +380,23 @@ extern "C" int FusedCUDACopyBandwidth(int device, size_t bytes, int reps, double
   return err;
 }
 
+/* *buf of at least len doubles (kept between solves; the old one freed once
+   the stream is done with it) */
+static int FusedGrowBuffer(FusedCUDA ctx, double **buf, size_t *buf_len, size_t len, const char *what)
+{
+  if (len <= *buf_len) return FUSED_CUDA_OK;
+  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  FUSED_CUDA_CHECK(cudaFree(*buf));
+  *buf     = NULL;
+  *buf_len = 0;
+  if (int err = FusedMalloc((void **)buf, sizeof(double) * len, what)) return err;
+  *buf_len = len;
+  return FUSED_CUDA_OK;
+}
+
 int FusedCUDAEnsureLoopVectors(FusedCUDA ctx, int count, double **vecs)
 {
-  const size_t len = (size_t)count * ctx->n;
-  if (len > ctx->loop_vecs_len) {
-    FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
-    FUSED_CUDA_CHECK(cudaFree(ctx->loop_vecs));
-    ctx->loop_vecs     = NULL;
-    ctx->loop_vecs_len = 0;
-    if (int err = FusedMalloc((void **)&ctx->loop_vecs, sizeof(double) * len, "the second copies of the vectors of the single-kernel loop")) return err;
-    ctx->loop_vecs_len = len;
-  }
+  if (int err = FusedGrowBuffer(ctx, &ctx->loop_vecs, &ctx->loop_vecs_len, (size_t)count * ctx->n, "the second copies of the vectors of the single-kernel loop")) return err;
   *vecs = ctx->loop_vecs;
   return FUSED_CUDA_OK;
 }
@@ -407,14 +413,7 @@ int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, size_
   grid = need < 1 ? 1 : (need < most ? need : most);
   if (grid < 1) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the single-kernel loop does not fit on the device");
   len = (size_t)2 * nsums * grid;
-  if (len > ctx->loop_partials_len) {
-    FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
-    FUSED_CUDA_CHECK(cudaFree(ctx->loop_partials));
-    ctx->loop_partials     = NULL;
-    ctx->loop_partials_len = 0;
-    if (int err = FusedMalloc((void **)&ctx->loop_partials, sizeof(double) * len, "the partial sums of the single-kernel loop")) return err;
-    ctx->loop_partials_len = len;
-  }
+  if (int err = FusedGrowBuffer(ctx, &ctx->loop_partials, &ctx->loop_partials_len, len, "the partial sums of the single-kernel loop")) return err;
   *partials = ctx->loop_partials;
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
   FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, FUSED_BLOCK, kargs, smem, ctx->stream));
