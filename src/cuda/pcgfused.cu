@@ -45,8 +45,8 @@ __device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PC
   const double z    = next.Preconditioned(last.d, r);
   const double p    = next.Direction(last.p, z);
   v.x[i]            = __fma_rn(next.alpha, last.p, v.x[i]);
-  p_out[i]            = p;
-  r_out[i]            = r;
+  p_out[i]          = p;
+  r_out[i]          = r;
   acc[RZ] += r * z;
   acc[NORM] += PCGNormTerm(v.normtype, r, z);
   return p;
@@ -195,9 +195,9 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) PCGSingleKernel(FusedMatView A
         return;
       }
     }
-    const double  alpha  = rz / py, beta = alpha * alpha * yw / rz - 1.0;
-    const PCGNext<JACOBI> next = {r_last, y_last, p_last, v.d, alpha, beta};
-    double        acc[4] = {0.0, 0.0, 0.0, 0.0};
+    const double          alpha  = rz / py, beta = alpha * alpha * yw / rz - 1.0;
+    const PCGNext<JACOBI> next   = {r_last, y_last, p_last, v.d, alpha, beta};
+    double                acc[4] = {0.0, 0.0, 0.0, 0.0};
     FUSED_GRID_LOOP(i, A.n)
     {
       const double yi = FusedRowProductOf(A, next, i);
