@@ -10,14 +10,17 @@
                           within -its_slack (default 1) and true residual
                           within 10x, both (needs a GPU)
    -expect_device_loop true|false  the fused solve ran iterations in the
-                          device loop (or none there) */
+                          device loop (or none there)
+   -expect_device_loop_starts_max N  the host started the device loop at
+                          most N times */
 #include "problems.h"
 
 typedef struct {
   PetscInt           its;
   KSPConvergedReason reason;
   PetscReal          truerel, err;
-  PetscInt           device_its; /* of a fused method: iterations in the device loop */
+  PetscInt           device_its;    /* of a fused method: iterations in the device loop */
+  PetscInt           device_starts; /* and how often the host started it */
 } SolveResult;
 
 /* backend < 0: whatever the options say */
@@ -27,6 +30,8 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
   Vec x;
 
   PetscFunctionBegin;
+  res->device_its    = 0;
+  res->device_starts = 0;
   PetscCall(VecDuplicate(b, &x));
   PetscCall(KSPCreate(PetscObjectComm((PetscObject)A), &ksp));
   PetscCall(KSPSetOperators(ksp, A, A));
@@ -52,6 +57,7 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
     PetscBool is_fused;
     PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &is_fused, KSPPCGFUSED, KSPPBCGSFUSED, KSPPGMRESFUSED, ""));
     if (is_fused) PetscCall(KSPFusedGetDeviceIterations(ksp, &res->device_its));
+    if (is_fused) PetscCall(KSPFusedGetDeviceLoopStarts(ksp, &res->device_starts));
   }
   PetscCall(ProblemTrueResidual(A, b, x, &res->truerel));
   PetscCall(ProblemRelativeError(x, xstar, &res->err));
@@ -64,7 +70,7 @@ int main(int argc, char **argv)
 {
   char        method[16] = "cg", file[PETSC_MAX_PATH_LEN] = "", fused[32], base[32];
   ProblemType problem    = PROBLEM_LAP2D;
-  PetscInt    n = 32, slack = 2;
+  PetscInt    n = 32, slack = 2, starts_max = -1;
   char        against[16] = "petsc";
   PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set;
   PetscInt    base_backend = -1, fused_backend = -1;
@@ -83,6 +89,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-nonzero_guess", &nonzero_guess, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-against", against, sizeof(against), NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_device_loop", &expect_loop, &expect_loop_set));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_device_loop_starts_max", &starts_max, NULL));
   PetscCall(PetscStrcmp(against, "reference", &oracle));
   PetscCall(PetscSNPrintf(fused, sizeof(fused), "p%sfused", method));
   if (oracle) {
@@ -103,11 +110,15 @@ int main(int argc, char **argv)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-12s its %5" PetscInt_FMT "  reason %-24s true rel. residual %.3e  error %.3e%s\n", base, rb.its, KSPConvergedReasons[rb.reason], (double)rb.truerel, (double)rb.err, oracle ? "  (reference backend)" : ""));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-12s its %5" PetscInt_FMT "  reason %-24s true rel. residual %.3e  error %.3e  (%d ranks)\n", fused, rf.its, KSPConvergedReasons[rf.reason], (double)rf.truerel, (double)rf.err, size));
   if (expect_loop_set) {
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: %" PetscInt_FMT " of %" PetscInt_FMT " iterations in the device loop\n", fused, rf.device_its, rf.its));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: %" PetscInt_FMT " of %" PetscInt_FMT " iterations in the device loop, started %" PetscInt_FMT " times\n", fused, rf.device_its, rf.its, rf.device_starts));
     if (expect_loop != (PetscBool)(rf.device_its > 0)) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: expected %s\n", expect_loop ? "iterations in the device loop" : "no iteration in the device loop"));
       ok = PETSC_FALSE;
     }
+  }
+  if (starts_max >= 0 && (rf.device_starts > starts_max || rf.device_starts < 1)) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: the host started the device loop %" PetscInt_FMT " times, expected 1 to %" PetscInt_FMT "\n", rf.device_starts, starts_max));
+    ok = PETSC_FALSE;
   }
   if (oracle && PetscAbsInt(rf.its - rb.its) > slack) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: CUDA backend took %" PetscInt_FMT " iterations, the reference %" PetscInt_FMT " (slack %" PetscInt_FMT ")\n", rf.its, rb.its, slack));

@@ -150,13 +150,19 @@ int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const doub
    Hessenberg column, xi and the test of the residual norm (iteration its0 + j,
    history at that index) are made there. It stops after `restart` steps, at
    iteration max_it, or where the host must look at step j: the test stops,
-   a sum is not finite, or |w_orth| <= breakdowntol |w|. Out: *steps complete
-   steps; R (restart x restart, column-major) and xi of those; *pending 1 when
+   a sum is not finite, or |w_orth| <= breakdowntol |w|. The single kernel
+   (restart <= FUSED_PGMRES_CYCLES_MAX_RESTART) instead ends a full cycle itself (x updated) and starts
+   the next, whose residual norm goes to the history at its first iteration;
+   where the test of that start stops, or the norm is zero or not finite, it
+   hands the start to the host (*start_on_host 1, no steps). In: *its0 the
+   first iteration; out: that of the last cycle run. Out: *steps complete
+   steps of that cycle; R (restart x restart, column-major) and xi of those; *pending 1 when
    step *steps was stopped after its orthogonalization, with products[0..j]
    (<v_l, w> for l < j, then <w, w>; restart + 1 room) and orth (<w,w>, <w,r>,
    <r,r> after it) of that step. */
 #define FUSED_PGMRES_LOOP_MAX_RESTART 4096 /* its Hessenberg column sits in shared memory */
-int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int restart, double breakdowntol, const FusedConvergence *conv, int its0, int single_kernel, double *R, double *xi, double *products, double orth[3], int *steps, int *pending);
+#define FUSED_PGMRES_CYCLES_MAX_RESTART 64 /* the single kernel ends cycles up to this restart: each block copies R to shared memory for the back solve */
+int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int restart, double breakdowntol, const FusedConvergence *conv, int *its0, int single_kernel, double *R, double *xi, double *products, double orth[3], int *steps, int *pending, int *start_on_host);
 
 #ifdef __cplusplus
 }

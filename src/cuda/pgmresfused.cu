@@ -87,15 +87,21 @@ __global__ void PGMRESNormalizeKernel(int n, FusedPGMRESVecs v, int j, double sc
   }
 }
 
+/* Row i of the update's correction, dright .* (t_0 z_0 + sum_{0<l<k} t_l
+   v_{l-1}), where basis(l) reads row i of v_l. The roundings are explicit:
+   the update kernel and the device loop's cycle end agree bit for bit. */
+template <class Basis>
+__device__ __forceinline__ double PGMRESCorrection(const FusedPGMRESVecs &v, int k, const double *t, int i, Basis basis)
+{
+  double s = __dmul_rn(t[0], v.z0[i]);
+  for (int l = 1; l < k; l++) s = __fma_rn(t[l], basis(l - 1), s);
+  return (v.right && v.d) ? __dmul_rn(v.d[i], s) : s;
+}
+
 /* y += dright .* (t_0 z_0 + sum_{0<l<k} t_l v_{l-1}) */
 __global__ void PGMRESUpdateKernel(int n, FusedPGMRESVecs v, int k, const double *t, double *y)
 {
-  FUSED_GRID_LOOP(i, n)
-  {
-    double s = t[0] * v.z0[i];
-    for (int l = 1; l < k; l++) s += t[l] * v.V[(size_t)(l - 1) * n + i];
-    y[i] += (v.right && v.d) ? v.d[i] * s : s;
-  }
+  FUSED_GRID_LOOP(i, n) y[i] = __dadd_rn(y[i], PGMRESCorrection(v, k, t, i, [&](int l) { return v.V[(size_t)l * n + i]; }));
 }
 
 /* the coefficients handed to the device sit after the products of a step */
@@ -203,6 +209,7 @@ struct PGMRESLoopState {
   int    its0;    /* ksp->its at the cycle start */
   int    j;       /* the step the next kernel runs; at the end, the steps done */
   int    pending; /* 1: stopped after the orthogonalization of step j */
+  int    start_on_host; /* 1: the single kernel ended a cycle (x is updated) and leaves the next start to the host */
   int    restart;
   double breakdowntol;
   double inv_r, xi; /* of step j-1, which the product of step j normalizes */
@@ -431,20 +438,95 @@ __global__ void PGMRESLoopOrthogKernel(FusedMatView A, FusedPGMRESVecs v, PGMRES
   }
 }
 
+/* t = R^{-1} t for the k x k upper triangle of R (leading dimension m), by
+   one warp, column by column from the last: each t_i gets its subtractions
+   in the order and with the roundings of the host's back solve
+   (pgmresfused.c), so both give the same t */
+__device__ __forceinline__ void PGMRESBackSolveWarp(const double *R, int m, int k, double *t)
+{
+  const int lane = threadIdx.x & 31;
+  for (int i = k - 1; i >= 0; i--) {
+    const double ti = t[i] / R[i + (size_t)i * m];
+    __syncwarp();
+    for (int l = lane; l < i; l += 32) t[l] = __dsub_rn(t[l], __dmul_rn(R[l + (size_t)i * m], ti));
+    if (lane == 0) t[i] = ti;
+    __syncwarp();
+  }
+}
+
+/* The end of a full cycle and the start of the next by the whole grid of
+   the single kernel, as the host would make them: t = R^{-1} xi in every
+   block (Rs, t: its shared memory), x += the correction on this thread's
+   rows, then r = B (b - A x) (left) or b - A x (right). Returns |r|, the
+   same in every block; the partial sums go through part's first row. */
+__device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_group &grid, const FusedMatView &A, const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int m, double *Rs, double *t, const double *sV, int R, double *part, double *sum)
+{
+  const double *Rg = PGMRESLoopR((PGMRESLoopState *)gs), *xis = Rg + (size_t)m * m;
+  const int     n  = A.n;
+  double        acc[1] = {0.0};
+
+  grid.sync(); /* R's last column, which block 0 wrote */
+  for (int e = threadIdx.x; e < m * m; e += blockDim.x) Rs[e] = __ldcg(&Rg[e]);
+  for (int l = threadIdx.x; l < m; l += blockDim.x) t[l] = __ldcg(&xis[l]);
+  __syncthreads();
+  if (threadIdx.x < 32) PGMRESBackSolveWarp(Rs, m, m, t);
+  __syncthreads();
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += gridDim.x * blockDim.x, k++)
+    v.x[i] = __dadd_rn(v.x[i], PGMRESCorrection(v, m, t, i, [&](int l) { return sV ? sV[PGMRESSlot(l, k, R)] : v.V[(size_t)l * n + i]; }));
+  grid.sync(); /* the product reads the other blocks' rows of x */
+  FUSED_GRID_LOOP(i, n)
+  {
+    double r = v.b[i] - FusedRowProduct(A, v.x, i);
+    if (v.d && !v.right) r *= v.d[i];
+    v.r[i] = r;
+    acc[0] += r * r;
+  }
+  FusedStorePartials<1>(acc, part);
+  grid.sync();
+  (void)PGMRESSumPartials(part, gridDim.x, 1, 0, sum);
+  return sqrt(fabs(sum[0]));
+}
+
+/* One thread records a cycle start made on the device: its residual norm
+   in the history where the device goes on, or the hand-over to the host,
+   whose own start then tests it (stop, zero or not finite) */
+__device__ __forceinline__ void PGMRESRecordStart(PGMRESLoopState *gs, FusedLoopState *state, double *hist, int its0, double rnorm0, bool host_looks)
+{
+  gs->its0          = its0;
+  gs->j             = 0;
+  gs->start_on_host = host_looks;
+  state->it         = its0;
+  state->stop       = host_looks;
+  if (!host_looks) hist[its0] = rnorm0;
+}
+
 /* The whole cycle in one cooperative kernel: every block sums the partials
    after each barrier and reaches the same verdict from the same sums. part:
-   restart + 1 rows of product partials, then 3 of the orthogonalization's. */
-__global__ void __launch_bounds__(FUSED_BLOCK, 2) PGMRESSingleKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *part, double *sums, int base, FusedLoopState *state, double *hist, int R)
+   restart + 1 rows of product partials, then 3 of the orthogonalization's.
+   Shared memory: h (restart + 1), R's copy (restart^2, CYCLES), the basis
+   rows (R per thread, where R > 0).
+
+   CYCLES: a full cycle is also ended and the next one started here (the
+   host's work between two cycles, which cost it a few waits for the
+   device), as long as the test of each start lets the solve go on. Only
+   with the basis in shared memory, where a block per multiprocessor is all
+   that fits anyway, so the steps may take all the registers they want: the
+   added code under the limit of two blocks cost the steps 2-8 us each on
+   the H100 (10,000 to 262,144 rows), more than the host's work it saves
+   where the basis is read from global memory. */
+template <bool CYCLES>
+__global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *part, double *sums, int base, FusedLoopState *state, double *hist, int R)
 {
   extern __shared__ double h[];
   __shared__ double              orth[3];
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-  const int                      G = gridDim.x, m = gs->restart, its0 = gs->its0;
+  const int                      G = gridDim.x, m = gs->restart;
+  int                            its0 = gs->its0;
   const double                   tol  = gs->breakdowntol;
   const FusedConvergence         conv = state->conv;
   double                        *orth_part = part + (size_t)(m + 1) * G;
   double                         scale = 1.0, xi = 0.0;
-  double                        *sV = R ? h + m + 1 : NULL; /* the block's rows of the basis, R per thread */
+  double                        *sV = R ? h + m + 1 + (CYCLES ? (size_t)m * m : 0) : NULL; /* the block's rows of the basis, R per thread */
 
   for (int j = 0;; j++) {
     PGMRESProductPart(A, v, j, scale, xi, part, sV, R);
@@ -458,6 +540,25 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) PGMRESSingleKernel(FusedMatVie
     for (int k = 0; k < 3; k++) o[k] = orth[k];
     const int verdict = PGMRESVerdict(conv, its0, j, m, tol, h, h_not_finite, o, &rnorm);
     if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm);
+    if (CYCLES && verdict == PGMRES_CYCLE_DONE && j + 1 == m && its0 + m < conv.max_it) {
+      const double rnorm0     = PGMRESNextCycleStart(grid, A, v, gs, m, h + m + 1, h, sV, R, orth_part, orth);
+      const bool   host_looks = !(rnorm0 > 0.0) || FusedMustStop(conv, its0 + m, rnorm0);
+      its0 += m;
+      if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecordStart(gs, state, hist, its0, rnorm0, host_looks);
+      if (host_looks) return;
+      /* z_0 = r / |r| (and d .* z_0, right): the first product's input */
+      FUSED_GRID_LOOP(i, A.n)
+      {
+        const double z = (1.0 / rnorm0) * v.r[i];
+        v.z0[i]        = z;
+        if (v.right && v.d) v.tmp[i] = v.d[i] * z;
+      }
+      grid.sync();
+      scale = 1.0;
+      xi    = 0.0;
+      j     = -1;
+      continue;
+    }
     if (verdict != PGMRES_GO_ON) return;
     {
       double rjj;
@@ -489,15 +590,17 @@ static int PGMRESBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditiona
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int restart, double breakdowntol, const FusedConvergence *conv, int its0, int single_kernel, double *R, double *xi, double *products, double orth[3], int *steps, int *pending)
+extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int restart, double breakdowntol, const FusedConvergence *conv, int *its0_io, int single_kernel, double *R, double *xi, double *products, double orth[3], int *steps, int *pending, int *start_on_host)
 {
+  const int       its0 = *its0_io;
   const int       base = ctx->maxsums / 2;
   const size_t    smem = sizeof(double) * ((size_t)restart + 1);
   PGMRESLoopState gs;
   int             its;
 
-  *steps   = 0;
-  *pending = 0;
+  *steps         = 0;
+  *pending       = 0;
+  *start_on_host = 0;
   if (restart < 1 || restart > FUSED_PGMRES_LOOP_MAX_RESTART || base < restart + 1 || base + 3 > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop of restart %d (at most %d) with %d sums in the workspace", restart, FUSED_PGMRES_LOOP_MAX_RESTART, ctx->maxsums);
   if (int err = FusedCUDAEnsureMethodState(ctx, PGMRESLoopStateBytes(restart))) return err;
   memset(&gs, 0, sizeof(gs));
@@ -514,24 +617,29 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
     PGMRESLoopState *gsd  = (PGMRESLoopState *)ctx->method_state;
     double          *part = NULL;
     int              b    = base, R, optin = 0;
-    size_t           smem_single;
-    /* the basis rows in shared memory where a block of each multiprocessor
-       can hold its share (the grid is at least one block per multiprocessor) */
+    const void      *kernel = (const void *)PGMRESSingleKernel<true>;
+    size_t           smem_basis, smem_cycles = sizeof(double) * (size_t)restart * restart, smem_single;
     cudaFuncAttributes attr;
+    /* the basis rows in shared memory where a block of each multiprocessor
+       can hold its share (the grid is at least one block per multiprocessor),
+       and then, if R's copy fits too, the cycles in the same kernel */
     {
       const long need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, blocks = need < 1 ? 1 : (need < ctx->sms ? need : ctx->sms);
       R               = (int)((ctx->n + blocks * FUSED_BLOCK - 1) / (blocks * FUSED_BLOCK));
     }
+    smem_basis = sizeof(double) * (size_t)restart * R * FUSED_BLOCK;
     FUSED_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device));
-    FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, (const void *)PGMRESSingleKernel));
-    smem_single = smem + sizeof(double) * (size_t)restart * R * FUSED_BLOCK;
-    if (R < 1 || smem_single + attr.sharedSizeBytes > (size_t)optin) {
-      R           = 0;
-      smem_single = smem;
+    FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    if (R < 1 || restart > FUSED_PGMRES_CYCLES_MAX_RESTART || smem + smem_cycles + smem_basis + attr.sharedSizeBytes > (size_t)optin) {
+      kernel = (const void *)PGMRESSingleKernel<false>;
+      FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+      smem_cycles = 0;
+      if (R < 1 || smem + smem_basis + attr.sharedSizeBytes > (size_t)optin) R = 0, smem_basis = 0;
     }
-    FUSED_CUDA_CHECK(cudaFuncSetAttribute((const void *)PGMRESSingleKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_single));
+    smem_single = smem + smem_cycles + smem_basis;
+    FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_single));
     void *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist, &R};
-    if (int err = FusedCUDARunSingleKernel(ctx, (const void *)PGMRESSingleKernel, restart + 4, smem_single, conv, its0, kargs, &part, &its)) return err;
+    if (int err = FusedCUDARunSingleKernel(ctx, kernel, restart + 4, smem_single, conv, its0, kargs, &part, &its)) return err;
   } else {
     PGMRESLoopArgs args;
     memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
@@ -551,9 +659,11 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
     memcpy(R, Rh, sizeof(double) * (size_t)restart * restart);
     memcpy(xi, Rh + (size_t)restart * restart, sizeof(double) * restart);
   }
-  *steps   = gs.j;
-  *pending = gs.pending;
-  if (its != its0 + gs.j) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the device loop stopped at iteration %d after %d steps from %d", its, gs.j, its0);
+  *steps         = gs.j;
+  *pending       = gs.pending;
+  *start_on_host = gs.start_on_host;
+  *its0_io       = gs.its0;
+  if (gs.its0 < its0 || (gs.its0 - its0) % restart || its != gs.its0 + gs.j) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the device loop stopped at iteration %d after %d steps of the cycle from %d (the first from %d)", its, gs.j, gs.its0, its0);
   if (gs.pending) {
     double s[3];
     if (int err = FusedCUDAGetSums(ctx, 0, gs.j + 1, products)) return err;

@@ -91,8 +91,9 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
     fused->pcplace     = KSP_FUSED_PC_HOST;
     fused->pcplace_why = "on the host through PCApply(): this PC type has no fused implementation";
   }
-  fused->loop_why = NULL;
-  fused->loop_its = 0;
+  fused->loop_why      = NULL;
+  fused->loop_its      = 0;
+  fused->loop_launches = 0;
   PetscCall(KSPFusedChooseBackend(ksp, fused));
   PetscFunctionReturn(0);
 }
@@ -128,7 +129,7 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
       const char *how = fused->halo->transport == FUSED_HALO_IPC ? "copied device to device from the neighbours' buffers (CUDA IPC)" : fused->halo->transport == FUSED_HALO_CUDA_AWARE_MPI ? "point-to-point CUDA-aware MPI on device buffers" : "point-to-point MPI through pinned host buffers";
       PetscCall(PetscViewerASCIIPrintf(viewer, "  halo: %d ghost values per product on this rank, %" PetscInt_FMT " over all ranks; packed on the device, %s (-ksp_fused_halo %s)\n", nghost, fused->halo_total, how, FusedHaloTransports[fused->halo_transport]));
     }
-    if (fused->loop_why) PetscCall(PetscViewerASCIIPrintf(viewer, "  iterations: %s (%" PetscInt_FMT " of the last solve ran on the device)\n", fused->loop_why, fused->loop_its));
+    if (fused->loop_why) PetscCall(PetscViewerASCIIPrintf(viewer, "  iterations: %s (%" PetscInt_FMT " of the last solve ran on the device, started %" PetscInt_FMT " times by the host)\n", fused->loop_why, fused->loop_its, fused->loop_launches));
   }
   /* the placement is decided per solve; before the first one there is none to show */
   PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner: %s\n", fused->pcplace_why ? fused->pcplace_why : "placement decided at the first solve"));
@@ -245,6 +246,15 @@ static PetscErrorCode KSPFusedGetDeviceIterations_Fused(KSP ksp, PetscInt *its)
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode KSPFusedGetDeviceLoopStarts_Fused(KSP ksp, PetscInt *starts)
+{
+  KSPFused *fused = (KSPFused *)ksp->data;
+
+  PetscFunctionBegin;
+  *starts = fused->loop_launches;
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode KSPFusedGetBackend_Fused(KSP ksp, KSPFusedBackend *backend)
 {
   KSPFused *fused = (KSPFused *)ksp->data;
@@ -269,6 +279,7 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackend_C", KSPFusedGetBackend_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackendUsed_C", KSPFusedGetBackendUsed_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceIterations_C", KSPFusedGetDeviceIterations_Fused));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopStarts_C", KSPFusedGetDeviceLoopStarts_Fused));
   PetscFunctionReturn(0);
 }
 
@@ -279,6 +290,7 @@ PETSC_INTERN PetscErrorCode KSPFusedDecomposeBackend(KSP ksp)
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackend_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackendUsed_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceIterations_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopStarts_C", NULL));
   PetscFunctionReturn(0);
 }
 
@@ -384,6 +396,27 @@ PetscErrorCode KSPFusedGetDeviceIterations(KSP ksp, PetscInt *its)
   PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
   PetscValidIntPointer(its, 2);
   PetscUseMethod(ksp, "KSPFusedGetDeviceIterations_C", (KSP, PetscInt *), (ksp, its));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   KSPFusedGetDeviceLoopStarts - Gets how many times the host started the device loop in the last solve of a
+   fused Krylov method: once, plus once more after each host look (a stop of the test, a breakdown, a sum that is
+   not finite, and for `KSPPGMRESFUSED` a cycle end that the device leaves to the host). 0 where no iteration ran
+   there.
+
+   Not Collective
+
+   Level: advanced
+
+.seealso: `KSPFusedGetDeviceIterations()`
+@*/
+PetscErrorCode KSPFusedGetDeviceLoopStarts(KSP ksp, PetscInt *starts)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscValidIntPointer(starts, 2);
+  PetscUseMethod(ksp, "KSPFusedGetDeviceLoopStarts_C", (KSP, PetscInt *), (ksp, starts));
   PetscFunctionReturn(0);
 }
 

@@ -37,7 +37,8 @@ static PetscErrorCode PGMRESFusedBackSolve(KSP_PGMRESFused *gm, PetscInt k)
   PetscFunctionBegin;
   for (i = k - 1; i >= 0; i--) {
     PetscScalar s = gm->xi[i];
-    for (l = i + 1; l < k; l++) s -= PGMRES_R(gm, i, l) * gm->t[l];
+    /* from the last column, as the device's back solve (pgmresfused.cu) */
+    for (l = k - 1; l > i; l--) s -= PGMRES_R(gm, i, l) * gm->t[l];
     gm->t[i] = s / PGMRES_R(gm, i, i);
   }
   PetscFunctionReturn(0);
@@ -108,7 +109,16 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp, PetscBool device_loop)
   if (ksp->reason) PetscFunctionReturn(0);
 
   its0 = ksp->its;
-  if (device_loop) PetscCall(gm->steps->loop(ksp, gm, its0, rnorm0, &pending, sums));
+  if (device_loop) {
+    PetscBool start_on_host;
+
+    PetscCall(gm->steps->loop(ksp, gm, &its0, rnorm0, &pending, &start_on_host, sums));
+    if (start_on_host) { /* the device ended the last cycle: x holds its update */
+      ksp->its = its0;
+      gm->k    = 0;
+      PetscFunctionReturn(0);
+    }
+  }
   while (pending || (gm->k < gm->restart && its0 + gm->k < ksp->max_it)) {
     const PetscInt j = gm->k;
     PetscReal      wnorm_before, hnorm = 0.0, rjj;
@@ -190,8 +200,8 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
       device_loop        = PETSC_FALSE;
       gm->fused.loop_why = "one host look per step: the restart exceeds the device loop's " PetscStringize(FUSED_PGMRES_LOOP_MAX_RESTART);
     } else if (device_loop) {
-      gm->fused.loop_why = gm->fused.single_kernel ? "on the device, each cycle in one cooperative kernel with two grid barriers per Arnoldi step (-ksp_fused_single_kernel_rows); the host looks at each cycle's start and end and where the test stops it"
-                                                   : "on the device, from a CUDA graph of two kernels per Arnoldi step (-ksp_fused_single_kernel_rows); the host looks at each cycle's start and end and where the test stops it";
+      if (!gm->fused.single_kernel) gm->fused.loop_why = "on the device, from a CUDA graph of two kernels per Arnoldi step (-ksp_fused_single_kernel_rows); the host looks at each cycle's start and end and where the test stops it";
+      else gm->fused.loop_why = "on the device, in one cooperative kernel with two grid barriers per Arnoldi step (-ksp_fused_single_kernel_rows); where the basis fits in shared memory (about 100,000 rows at restart 30 on an H100; restart at most " PetscStringize(FUSED_PGMRES_CYCLES_MAX_RESTART) ") the kernel also ends each cycle and starts the next, else the host does; the host looks where the test stops it";
     }
   }
   ksp->its = 0;

@@ -111,26 +111,37 @@ static PetscErrorCode PGMRESFusedUpdate_CUDA(KSP ksp, KSP_PGMRESFused *gm, Petsc
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscInt its0, PetscReal rnorm0, PetscBool *pending, PetscScalar sums[])
+/* flops of a cycle's steps on the device: per step j the product and 2j + 8
+   vector operations of length n */
+static PetscLogDouble PGMRESFusedLoopFlops(KSPFused *fused, int steps, int stopped)
+{
+  return (steps + stopped) * (2.0 * fused->mat_nnz + 8.0 * fused->cuda_n) + 2.0 * fused->cuda_n * steps * (steps + stopped - 1.0);
+}
+
+static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscInt *its0, PetscReal rnorm0, PetscBool *pending, PetscBool *start_on_host, PetscScalar sums[])
 {
   KSPFused        *fused = &gm->fused;
   FusedPGMRESVecs  v     = PGMRESFusedDeviceVecs(ksp, gm);
   FusedConvergence conv;
   const double    *in;
-  int              steps, stopped;
+  int              its_last = (int)*its0, steps, stopped, on_host, cycles;
 
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCallFusedCUDA(FusedPGMRESProductInput(fused->cuda, &v, 0, 1.0 / rnorm0, &in));
-  PetscCallFusedCUDA(FusedPGMRESLoop(fused->cuda, fused->devmat, &v, (int)gm->restart, (double)gm->breakdowntol, &conv, (int)its0, fused->single_kernel, gm->R, gm->xi, gm->sums, sums, &steps, &stopped));
-  /* per step j: the product and 2j + 8 vector operations of length n */
-  PetscCall(PetscLogFlops((steps + stopped) * (2.0 * fused->mat_nnz + 8.0 * fused->cuda_n) + 2.0 * fused->cuda_n * steps * (steps + stopped - 1.0)));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->cuda, fused->devmat, &v, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
+  /* the full cycles the device ended, each with its update and the next start */
+  cycles = (its_last - (int)*its0) / (int)gm->restart;
+  PetscCall(PetscLogFlops(cycles * (PGMRESFusedLoopFlops(fused, (int)gm->restart, 0) + 2.0 * fused->cuda_n * gm->restart + 2.0 * fused->mat_nnz + 3.0 * fused->cuda_n) + PGMRESFusedLoopFlops(fused, steps, stopped)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCall(KSPFusedCUDAReplay(ksp, fused, its0 + 1, its0 + steps));
-  fused->loop_its += steps;
-  gm->k    = steps;
-  *pending = stopped ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(KSPFusedCUDAReplay(ksp, fused, *its0 + 1, its_last + steps));
+  fused->loop_its += its_last + steps - *its0;
+  fused->loop_launches++;
+  *its0          = its_last;
+  gm->k          = steps;
+  *pending       = stopped ? PETSC_TRUE : PETSC_FALSE;
+  *start_on_host = on_host ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 

@@ -31,12 +31,15 @@ typedef struct {
   PetscErrorCode (*normalize)(KSP, KSP_PGMRESFused *, PetscInt j, PetscScalar scale, PetscScalar xi);
   /* y += B^{right} sum_{i<k} t_i z_i; y NULL: the iterate itself */
   PetscErrorCode (*update)(KSP, KSP_PGMRESFused *, PetscInt k, const PetscScalar t[], Vec y);
-  /* Steps 0, 1, ... of the cycle that starts at iteration its0 with residual
-     norm rnorm0, on the device (NULL: no such loop), until the host must
-     look: gm->k complete steps, their R and xi; *pending where step gm->k
-     stopped after its orthogonalization, with its products in gm->sums and
-     its WW, WR, RR in sums[] */
-  PetscErrorCode (*loop)(KSP, KSP_PGMRESFused *, PetscInt its0, PetscReal rnorm0, PetscBool *pending, PetscScalar sums[]);
+  /* Steps 0, 1, ... of the cycle that starts at iteration *its0 with residual
+     norm rnorm0, on the device (NULL: no such loop), and of the cycles after
+     it that the device ends and starts itself, until the host must look: the
+     monitors have seen every iteration before it; *its0 the first iteration
+     of the last cycle, gm->k its complete steps, their R and xi; *pending
+     where step gm->k stopped after its orthogonalization, with its products
+     in gm->sums and its WW, WR, RR in sums[]; *start_on_host where the device
+     ended a cycle (x updated) and the host is to start the next */
+  PetscErrorCode (*loop)(KSP, KSP_PGMRESFused *, PetscInt *its0, PetscReal rnorm0, PetscBool *pending, PetscBool *start_on_host, PetscScalar sums[]);
 } KSPPGMRESFusedSteps;
 
 struct _KSP_PGMRESFused {
