@@ -241,7 +241,9 @@ __device__ __forceinline__ int PGMRESSlot(int l, int k, int R)
 /* The first part of step j on this thread's rows, the block's partial sums
    of <v_l, w'> (l < j) and <w', w'> to partials[l * gridDim.x + blockIdx.x].
    Each pass over the rows adds 8 products; the warps sum theirs with
-   shuffles, and one barrier per 32 products lets the block add the warps'. */
+   shuffles, and one barrier per 32 products lets the block add the warps'.
+   In: how the product reads its input (FusedStored, FusedStoredGathered). */
+template <class In>
 __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, double *partials, double *sV, int R)
 {
   __shared__ double warp_sums[PGMRES_SUMS_PER_BARRIER][FUSED_WARPS];
@@ -266,7 +268,7 @@ __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const F
             if (sV) sV[PGMRESSlot(j - 1, k, R)] = u;
             v.r[i] -= xi * u;
           }
-          y = scale * FusedRowProduct(A, in, i);
+          y = scale * FusedRowProductOf(A, In{in}, i);
           if (v.d && !v.right) y *= v.d[i];
           w_new[i] = y;
         } else y = w_new[i]; /* this thread wrote it in the first pass */
@@ -410,7 +412,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 4) PGMRESLoopProductKernel(FusedM
 {
   const int j = gs->j;
 
-  PGMRESProductPart(A, v, j, j ? gs->inv_r : 1.0, gs->xi, partials, NULL, 0);
+  PGMRESProductPart<FusedStored>(A, v, j, j ? gs->inv_r : 1.0, gs->xi, partials, NULL, 0);
   if (!FusedIsLastBlock(ticket)) return;
   (void)PGMRESSumPartials(partials, gridDim.x, j + 1, 0, sums);
   if (threadIdx.x == 0) *ticket = 0;
@@ -529,7 +531,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
   double                        *sV = R ? h + m + 1 + (CYCLES ? (size_t)m * m : 0) : NULL; /* the block's rows of the basis, R per thread */
 
   for (int j = 0;; j++) {
-    PGMRESProductPart(A, v, j, scale, xi, part, sV, R);
+    PGMRESProductPart<FusedStoredGathered>(A, v, j, scale, xi, part, sV, R);
     grid.sync();
     const int h_not_finite = PGMRESSumPartials(part, G, j + 1, j, h);
     double acc[3] = {0.0, 0.0, 0.0}, o[3], rnorm;
