@@ -175,8 +175,10 @@ struct FusedStored {
    (H100, 10,000 rows: 9.8 against 10.3 us per step; 100,000: 17.7 against
    19.4); the graph's product kernel, held to 64 registers, slower (1M rows:
    173 against 163). */
+template <int BATCH>
 struct FusedStoredGathered {
   static constexpr bool gather = true;
+  static constexpr int  batch  = BATCH; /* 8: the 5 and 7 diagonals of the Laplacians in one wait */
   using Entry                  = double;
   const double *__restrict__ p;
   __device__ __forceinline__ double operator()(int j) const { return p[j]; }
@@ -185,23 +187,25 @@ struct FusedStoredGathered {
 };
 
 /* A computed vector has gather = true, an Entry of the loads that make x(j),
-   Load(j) and Value(entry), with operator()(j) = Value(Load(j)). On DIA
-   storage with inline offsets its product loads four diagonals' entries
-   before it computes with any, then adds their terms in the order of
+   Load(j) and Value(entry), with operator()(j) = Value(Load(j)), and a
+   batch (4 or 8: FUSED_DIA_INLINE a multiple of it). On DIA storage with
+   inline offsets its product loads batch diagonals' entries before it
+   computes with any, then adds their terms in the order of
    FusedRowProductOf(): the compiler does not move loads past a branch, so
    computing each entry right after its loads would wait for memory once
    per diagonal. */
 template <class X>
 __device__ __forceinline__ double FusedRowProductGathered(const FusedMatView &A, const X &x, int i)
 {
-  double s = 0.0;
+  constexpr int B = X::batch; /* diagonals whose loads are in flight together */
+  double        s = 0.0;
 #pragma unroll
-  for (int d0 = 0; d0 < FUSED_DIA_INLINE; d0 += 4) {
+  for (int d0 = 0; d0 < FUSED_DIA_INLINE; d0 += B) {
     if (d0 < A.ndiag) {
-      typename X::Entry e[4];
-      double            a[4] = {0.0, 0.0, 0.0, 0.0};
+      typename X::Entry e[B];
+      double            a[B] = {};
 #pragma unroll
-      for (int k = 0; k < 4; k++) {
+      for (int k = 0; k < B; k++) {
         const int j = i + A.off[d0 + k];
         if (d0 + k < A.ndiag && j >= 0 && j < A.n) {
           a[k] = A.dval[(size_t)(d0 + k) * A.n + i];
@@ -209,7 +213,7 @@ __device__ __forceinline__ double FusedRowProductGathered(const FusedMatView &A,
         }
       }
 #pragma unroll
-      for (int k = 0; k < 4; k++) {
+      for (int k = 0; k < B; k++) {
         const int j = i + A.off[d0 + k];
         if (d0 + k < A.ndiag && j >= 0 && j < A.n) s += a[k] * x.Value(e[k]);
       }

@@ -14,10 +14,12 @@ enum { RR, RR0, VR0, TT, TS, TR0, SR0, SS, OMEGA, BETA, NSUMS };
 /* One row of v = B A p; adds to <v,r0*> */
 __device__ __forceinline__ void PBCGSProductPRow(const FusedMatView &A, const FusedPBCGSVecs &v, int i, double &vr0)
 {
-  double y = FusedRowProduct(A, v.p, i);
-  if (v.d) y *= v.d[i];
+  /* the row's own loads first: issued after the product's, they would wait for memory once more */
+  const double di = v.d ? v.d[i] : 1.0, r0 = v.rstar[i];
+  double       y  = FusedRowProduct(A, v.p, i);
+  if (v.d) y *= di;
   v.v[i] = y;
-  vr0 += y * v.rstar[i];
+  vr0 += y * r0;
 }
 
 /* s at row j from the last r and v, and the next p at row j from s, t and
@@ -26,6 +28,7 @@ __device__ __forceinline__ void PBCGSProductPRow(const FusedMatView &A, const Fu
    roundings so that both get the same bits */
 struct PBCGSNextS {
   static constexpr bool gather = true;
+  static constexpr int  batch  = 4;
   const double         *r, *v;
   double                alpha;
   struct Entry {
@@ -38,6 +41,7 @@ struct PBCGSNextS {
 
 struct PBCGSNextP {
   static constexpr bool gather = true;
+  static constexpr int  batch  = 4;
   const double         *s, *t, *p, *v; /* not restrict: the update may write p in place */
   double                omega, beta;
   struct Entry {
@@ -55,9 +59,9 @@ struct PBCGSNextP {
 template <class S>
 __device__ __forceinline__ void PBCGSProductSRow(const FusedMatView &A, const FusedPBCGSVecs &v, const S &next_s, double *s_out, int i, double (&acc)[5])
 {
-  const double s = next_s(i), r0 = v.rstar[i];
+  const double s = next_s(i), r0 = v.rstar[i], di = v.d ? v.d[i] : 1.0; /* before the product's loads */
   double       t = FusedRowProductOf(A, next_s, i);
-  if (v.d) t *= v.d[i];
+  if (v.d) t *= di;
   if (s_out) s_out[i] = s;
   v.t[i] = t;
   acc[0] += t * t;
@@ -246,11 +250,12 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) PBCGSSingleKernel(FusedMatView
     double           acc[3] = {0.0, 0.0, 0.0};
     FUSED_GRID_LOOP(i, A.n)
     {
-      double y = FusedRowProductOf(A, next_p, i);
+      const double di = v.d ? v.d[i] : 1.0, r0 = v.rstar[i]; /* before the product's loads */
+      double       y  = FusedRowProductOf(A, next_p, i);
       PBCGSUpdateXRPRow(v, next_p, i, alpha, p_next, acc);
-      if (v.d) y *= v.d[i];
+      if (v.d) y *= di;
       v_next[i] = y;
-      acc[2] += y * v.rstar[i];
+      acc[2] += y * r0;
     }
     FusedStorePartials<3>(acc, part_next + RR * G);
     grid.sync();

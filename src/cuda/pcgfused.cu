@@ -21,6 +21,7 @@ __device__ __forceinline__ double PCGNormTerm(int normtype, double r, double z)
 template <bool JACOBI>
 struct PCGNext {
   static constexpr bool gather = true;
+  static constexpr int  batch  = 4;
   const double         *r, *y, *p, *d; /* not restrict: the update may write r and p in place */
   double                alpha, beta;
   struct Entry {
