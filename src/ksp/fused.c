@@ -401,9 +401,8 @@ PetscErrorCode KSPFusedGetDeviceIterations(KSP ksp, PetscInt *its)
 
 /*@
    KSPFusedGetDeviceLoopStarts - Gets how many times the host started the device loop in the last solve of a
-   fused Krylov method: once, plus once more after each host look (a stop of the test, a breakdown, a sum that is
-   not finite, and for `KSPPGMRESFUSED` a cycle end that the device leaves to the host). 0 where no iteration ran
-   there.
+   fused Krylov method: once, and again after each host look the solve went on from (for `KSPPGMRESFUSED`, each
+   cycle whose end and start the device left to the host). 0 where no iteration ran there.
 
    Not Collective
 
