@@ -318,10 +318,15 @@ __device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, do
   }
   if (!FusedIsLastBlock(ticket)) return false;
 #pragma unroll
-  for (int k = 0; k < K; k++) {
-    double s = 0.0;
-    for (int b = threadIdx.x; b < (int)gridDim.x; b += blockDim.x) s += __ldcg(&partials[(size_t)(first + k) * gridDim.x + b]);
-    v[k] = s;
+  for (int k = 0; k < K; k++) v[k] = 0.0;
+  /* the K sums' loads of a stride issued together: one wait for memory per
+     stride rather than per sum (each sum adds in the same order as before) */
+  for (int b = threadIdx.x; b < (int)gridDim.x; b += blockDim.x) {
+    double t[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) t[k] = __ldcg(&partials[(size_t)(first + k) * gridDim.x + b]);
+#pragma unroll
+    for (int k = 0; k < K; k++) v[k] += t[k];
   }
   FusedBlockSum<K>(v);
   if (threadIdx.x == 0) {
@@ -359,9 +364,14 @@ __device__ __forceinline__ void FusedSumPartials(const double *part, int G, doub
     /* many partials: every thread loads, FusedBlockSum adds (the same sums) */
     double v[K];
 #pragma unroll
-    for (int k = 0; k < K; k++) {
-      v[k] = 0.0;
-      for (int b = threadIdx.x; b < G; b += FUSED_BLOCK) v[k] += __ldcg(&part[(size_t)k * G + b]);
+    for (int k = 0; k < K; k++) v[k] = 0.0;
+    /* the K sums' loads of a stride together, as in FusedReduce() */
+    for (int b = threadIdx.x; b < G; b += FUSED_BLOCK) {
+      double t[K];
+#pragma unroll
+      for (int k = 0; k < K; k++) t[k] = __ldcg(&part[(size_t)k * G + b]);
+#pragma unroll
+      for (int k = 0; k < K; k++) v[k] += t[k];
     }
     FusedBlockSum<K>(v);
     if (threadIdx.x == 0) {

@@ -301,8 +301,12 @@ __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const F
 /* out[l] = sum over the G partials of sum l, l < nsum: eight threads per
    sum, whose loads are independent, then shuffles within the eight; the
    whole block calls it and finds out[] complete on return, and learns from
-   the same barrier whether any out[l], l < ncheck, is not finite */
+   the same barrier whether any out[l], l < ncheck, is not finite. UNROLL:
+   the loads in flight per thread before their additions (in order: the
+   sums are the same); where a thread has fewer partials than that, the
+   loop's remainder loads and adds them one at a time. */
 #define PGMRES_THREADS_PER_SUM 8
+template <int UNROLL>
 __device__ __forceinline__ int PGMRESSumPartials(const double *partials, int G, int nsum, int ncheck, double *out)
 {
   const int sub = threadIdx.x % PGMRES_THREADS_PER_SUM;
@@ -311,7 +315,7 @@ __device__ __forceinline__ int PGMRESSumPartials(const double *partials, int G, 
     const int l = first + threadIdx.x / PGMRES_THREADS_PER_SUM;
     double    s = 0.0;
     if (l < nsum) {
-#pragma unroll 4
+#pragma unroll(UNROLL)
       for (int b = sub; b < G; b += PGMRES_THREADS_PER_SUM) s += __ldcg(&partials[(size_t)l * G + b]);
     }
     for (int o = PGMRES_THREADS_PER_SUM / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
@@ -424,7 +428,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 4) PGMRESLoopProductKernel(FusedM
 
   PGMRESProductPart<FusedStored, false>(A, v, j, j ? gs->inv_r : 1.0, gs->xi, partials, NULL, 0);
   if (!FusedIsLastBlock(ticket)) return;
-  (void)PGMRESSumPartials(partials, gridDim.x, j + 1, 0, sums);
+  (void)PGMRESSumPartials<16>(partials, gridDim.x, j + 1, 0, sums); /* the last block alone, 66 partials per thread at 1M rows: the grid waits for it */
   if (threadIdx.x == 0) *ticket = 0;
 }
 
@@ -495,7 +499,7 @@ __device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_
   }
   FusedStorePartials<1>(acc, part);
   grid.sync();
-  (void)PGMRESSumPartials(part, gridDim.x, 1, 0, sum);
+  (void)PGMRESSumPartials<4>(part, gridDim.x, 1, 0, sum);
   return sqrt(fabs(sum[0]));
 }
 
@@ -544,12 +548,15 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
     /* eight diagonals' loads at once where the registers are there */
     PGMRESProductPart<FusedStoredGathered<CYCLES ? 8 : 4>, CYCLES>(A, v, j, scale, xi, part, sV, R);
     grid.sync();
-    const int h_not_finite = PGMRESSumPartials(part, G, j + 1, j, h);
+    /* four loads at a time: sixteen made the steps slower on the H100
+       (10,000 rows 10.1 against 9.3 us, 262,144 rows 57.7 against 49.1),
+       and so did either by the number of partials (10.7) */
+    const int h_not_finite = PGMRESSumPartials<4>(part, G, j + 1, j, h);
     double acc[3] = {0.0, 0.0, 0.0}, o[3], rnorm;
     PGMRESOrthogPart<CYCLES>(A.n, v, j, h, acc, sV, R);
     FusedStorePartials<3>(acc, orth_part);
     grid.sync();
-    (void)PGMRESSumPartials(orth_part, G, 3, 0, orth);
+    (void)PGMRESSumPartials<4>(orth_part, G, 3, 0, orth);
     for (int k = 0; k < 3; k++) o[k] = orth[k];
     const int verdict = PGMRESVerdict(conv, its0, j, m, tol, h, h_not_finite, o, &rnorm);
     if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm);
