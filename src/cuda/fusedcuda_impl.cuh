@@ -169,12 +169,12 @@ struct FusedStored {
   __device__ __forceinline__ double operator()(int j) const { return p[j]; }
 };
 
-/* A stored vector whose DIA product loads four diagonals' entries before it
-   computes (FusedRowProductGathered): fewer waits for memory, more
+/* A stored vector whose DIA product loads BATCH diagonals' entries before
+   it computes (FusedRowProductGathered): fewer waits for memory, more
    registers. The GMRES single kernel, bound by latency, is faster with it
-   (H100, 10,000 rows: 9.8 against 10.3 us per step; 100,000: 17.7 against
-   19.4); the graph's product kernel, held to 64 registers, slower (1M rows:
-   173 against 163). */
+   (H100, BATCH 4, 10,000 rows: 9.8 against 10.3 us per step; 100,000: 17.7
+   against 19.4); the graph's product kernel, held to 64 registers, slower
+   (1M rows: 173 against 163). */
 template <int BATCH>
 struct FusedStoredGathered {
   static constexpr bool gather = true;
