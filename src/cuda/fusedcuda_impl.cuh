@@ -307,6 +307,23 @@ __device__ __forceinline__ bool FusedIsLastBlock(unsigned int *ticket)
   return true;
 }
 
+/* v[k] = sum over b = threadIdx.x, + stride, ... < G of part[k * G + b], in
+   that order. The K sums' loads of a stride are issued together: one wait
+   for memory per stride rather than per sum. */
+template <int K>
+__device__ __forceinline__ void FusedAddPartials(const double *part, int G, int stride, double (&v)[K])
+{
+#pragma unroll
+  for (int k = 0; k < K; k++) v[k] = 0.0;
+  for (int b = threadIdx.x; b < G; b += stride) {
+    double t[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) t[k] = __ldcg(&part[(size_t)k * G + b]);
+#pragma unroll
+    for (int k = 0; k < K; k++) v[k] += t[k];
+  }
+}
+
 /* Returns true in the last block, whose thread 0 then holds sums[first..first+K) (also in v). */
 template <int K>
 __device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, double *sums, unsigned int *ticket, int first)
@@ -317,17 +334,7 @@ __device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, do
     for (int k = 0; k < K; k++) partials[(size_t)(first + k) * gridDim.x + blockIdx.x] = v[k];
   }
   if (!FusedIsLastBlock(ticket)) return false;
-#pragma unroll
-  for (int k = 0; k < K; k++) v[k] = 0.0;
-  /* the K sums' loads of a stride issued together: one wait for memory per
-     stride rather than per sum (each sum adds in the same order as before) */
-  for (int b = threadIdx.x; b < (int)gridDim.x; b += blockDim.x) {
-    double t[K];
-#pragma unroll
-    for (int k = 0; k < K; k++) t[k] = __ldcg(&partials[(size_t)(first + k) * gridDim.x + b]);
-#pragma unroll
-    for (int k = 0; k < K; k++) v[k] += t[k];
-  }
+  FusedAddPartials<K>(partials + (size_t)first * gridDim.x, (int)gridDim.x, (int)blockDim.x, v);
   FusedBlockSum<K>(v);
   if (threadIdx.x == 0) {
 #pragma unroll
@@ -363,16 +370,7 @@ __device__ __forceinline__ void FusedSumPartials(const double *part, int G, doub
   if (G > FUSED_BLOCK) {
     /* many partials: every thread loads, FusedBlockSum adds (the same sums) */
     double v[K];
-#pragma unroll
-    for (int k = 0; k < K; k++) v[k] = 0.0;
-    /* the K sums' loads of a stride together, as in FusedReduce() */
-    for (int b = threadIdx.x; b < G; b += FUSED_BLOCK) {
-      double t[K];
-#pragma unroll
-      for (int k = 0; k < K; k++) t[k] = __ldcg(&part[(size_t)k * G + b]);
-#pragma unroll
-      for (int k = 0; k < K; k++) v[k] += t[k];
-    }
+    FusedAddPartials<K>(part, G, FUSED_BLOCK, v);
     FusedBlockSum<K>(v);
     if (threadIdx.x == 0) {
 #pragma unroll

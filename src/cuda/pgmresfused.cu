@@ -8,15 +8,23 @@
 #include <string.h>
 #include "cuda/fusedcuda_impl.cuh"
 
+/* Row i of r = B (b - A x) (left) or b - A x (right), written to v.r and
+   returned: the host's cycle start and the single kernel's make the same r */
+__device__ __forceinline__ double PGMRESStartRow(const FusedMatView &A, const FusedPGMRESVecs &v, int guess_zero, int i)
+{
+  double r = guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i);
+  if (v.d && !v.right) r *= v.d[i];
+  v.r[i] = r;
+  return r;
+}
+
 /* r = B (b - A x) (left) or b - A x (right); <r,r> */
 __global__ void PGMRESStartKernel(FusedMatView A, FusedPGMRESVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
 {
   double acc[1] = {0.0};
   FUSED_GRID_LOOP(i, A.n)
   {
-    double r = guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i);
-    if (v.d && !v.right) r *= v.d[i];
-    v.r[i] = r;
+    const double r = PGMRESStartRow(A, v, guess_zero, i);
     acc[0] += r * r;
   }
   FusedReduce<1>(acc, partials, sums, ticket, 0);
@@ -492,9 +500,7 @@ __device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_
   grid.sync(); /* the product reads the other blocks' rows of x */
   FUSED_GRID_LOOP(i, n)
   {
-    double r = v.b[i] - FusedRowProduct(A, v.x, i);
-    if (v.d && !v.right) r *= v.d[i];
-    v.r[i] = r;
+    const double r = PGMRESStartRow(A, v, 0, i);
     acc[0] += r * r;
   }
   FusedStorePartials<1>(acc, part);

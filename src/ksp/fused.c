@@ -91,9 +91,9 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
     fused->pcplace     = KSP_FUSED_PC_HOST;
     fused->pcplace_why = "on the host through PCApply(): this PC type has no fused implementation";
   }
-  fused->loop_why      = NULL;
-  fused->loop_its      = 0;
-  fused->loop_launches = 0;
+  fused->loop_why    = NULL;
+  fused->loop_its    = 0;
+  fused->loop_starts = 0;
   PetscCall(KSPFusedChooseBackend(ksp, fused));
   PetscFunctionReturn(0);
 }
@@ -129,7 +129,7 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
       const char *how = fused->halo->transport == FUSED_HALO_IPC ? "copied device to device from the neighbours' buffers (CUDA IPC)" : fused->halo->transport == FUSED_HALO_CUDA_AWARE_MPI ? "point-to-point CUDA-aware MPI on device buffers" : "point-to-point MPI through pinned host buffers";
       PetscCall(PetscViewerASCIIPrintf(viewer, "  halo: %d ghost values per product on this rank, %" PetscInt_FMT " over all ranks; packed on the device, %s (-ksp_fused_halo %s)\n", nghost, fused->halo_total, how, FusedHaloTransports[fused->halo_transport]));
     }
-    if (fused->loop_why) PetscCall(PetscViewerASCIIPrintf(viewer, "  iterations: %s (%" PetscInt_FMT " of the last solve ran on the device, started %" PetscInt_FMT " times by the host)\n", fused->loop_why, fused->loop_its, fused->loop_launches));
+    if (fused->loop_why) PetscCall(PetscViewerASCIIPrintf(viewer, "  iterations: %s (%" PetscInt_FMT " of the last solve ran on the device, started %" PetscInt_FMT " times by the host)\n", fused->loop_why, fused->loop_its, fused->loop_starts));
   }
   /* the placement is decided per solve; before the first one there is none to show */
   PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner: %s\n", fused->pcplace_why ? fused->pcplace_why : "placement decided at the first solve"));
@@ -251,7 +251,7 @@ static PetscErrorCode KSPFusedGetDeviceLoopStarts_Fused(KSP ksp, PetscInt *start
   KSPFused *fused = (KSPFused *)ksp->data;
 
   PetscFunctionBegin;
-  *starts = fused->loop_launches;
+  *starts = fused->loop_starts;
   PetscFunctionReturn(0);
 }
 

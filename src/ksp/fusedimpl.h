@@ -55,7 +55,7 @@ typedef struct {
   double          *x_device;          /* the iterate on the device during a CUDA solve, else NULL */
   const char      *loop_why;          /* where the iterations ran in the last solve */
   PetscInt         loop_its;          /* iterations run by the device loop in the last solve */
-  PetscInt         loop_launches;     /* times the host started the device loop in the last solve */
+  PetscInt         loop_starts;       /* times the host started the device loop in the last solve */
 } KSPFused;
 
 /* Reserved workspace vector: the inverse diagonal of fused Jacobi */

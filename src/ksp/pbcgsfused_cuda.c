@@ -105,7 +105,7 @@ static PetscErrorCode PBCGSFusedLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscIn
   /* iteration 'stopped' is tested by the host itself, from product_p */
   PetscCall(KSPFusedCUDAReplay(ksp, fused, it0 + 1, stopped));
   fused->loop_its += stopped - it0 - 1;
-  fused->loop_launches++;
+  fused->loop_starts++;
   *its = stopped;
   PetscFunctionReturn(0);
 }

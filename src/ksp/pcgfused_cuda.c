@@ -87,7 +87,7 @@ static PetscErrorCode PCGFusedLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt it0,
   PetscCall(KSPFusedCUDAReplay(ksp, fused, it0 + 1, stopped));
   PetscCallFusedCUDA(FusedCUDAGetSums(fused->cuda, 0, PCG_NSUMS, sums));
   fused->loop_its += stopped - it0;
-  fused->loop_launches++;
+  fused->loop_starts++;
   *its = stopped;
   PetscFunctionReturn(0);
 }

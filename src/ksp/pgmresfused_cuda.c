@@ -137,7 +137,7 @@ static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscIn
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCall(KSPFusedCUDAReplay(ksp, fused, *its0 + 1, its_last + steps));
   fused->loop_its += its_last + steps - *its0;
-  fused->loop_launches++;
+  fused->loop_starts++;
   *its0          = its_last;
   gm->k          = steps;
   *pending       = stopped ? PETSC_TRUE : PETSC_FALSE;
