@@ -82,6 +82,8 @@ extern "C" int FusedCUDACreate(int device, int n, int nvecs, int maxsums, const 
     ctx->sms       = prop.multiProcessorCount;
     ctx->nblocks   = need < 1 ? 1 : (need < most ? need : most);
   }
+  /* programmatic dependent launch is a Hopper feature */
+  ctx->loop_pdl = prop.major >= 9;
   TRY_CUDA(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
   snprintf(label, sizeof(label), "%s (%d vectors of %d rows)", what, nvecs, n);
   TRY(FusedMalloc((void **)&ctx->vecs, sizeof(double) * (size_t)nvecs * (size_t)(n > 0 ? n : 1), label));
@@ -322,7 +324,7 @@ int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*bui
         err = FusedCUDAFail(e, "cudaStreamBeginCaptureToGraph", __FILE__, __LINE__);
         break;
       }
-      err = build(ctx, args, handle);
+      for (int u = 0; u < FUSED_LOOP_UNROLL && !err; u++) err = build(ctx, args, handle);
       {
         cudaGraph_t captured = NULL;
         e = cudaStreamEndCapture(ctx->stream, &captured);

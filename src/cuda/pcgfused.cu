@@ -96,10 +96,12 @@ __global__ void PCGStartKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, d
 
 /* x += alpha p, r -= alpha y, p = B r + beta p; RZ and NORM. In the device
    loop alpha and beta come from the last sums, as the host computes them. */
-__global__ void PCGUpdateKernel(int n, FusedPCGVecs v, double alpha, double beta, int coef_from_sums, double *partials, double *sums, unsigned int *ticket)
+__global__ void PCGUpdateKernel(int n, FusedPCGVecs v, double alpha, double beta, double *partials, double *sums, unsigned int *ticket, const FusedLoopState *state)
 {
   double acc[2] = {0.0, 0.0};
-  if (coef_from_sums) {
+  FusedLoopKernelEntry();
+  if (state) {
+    if (state->stop) return; /* a kernel before it in the body stopped the loop */
     const double rz = sums[RZ], py = sums[PY], yw = sums[YW];
     alpha = rz / py;
     beta  = alpha * alpha * yw / rz - 1.0;
@@ -113,6 +115,8 @@ __global__ void PCGUpdateKernel(int n, FusedPCGVecs v, double alpha, double beta
 __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
   double acc[2] = {0.0, 0.0};
+  FusedLoopKernelEntry();
+  if (state && state->stop) return;
   FUSED_GRID_LOOP(i, A.n) PCGProductRow(A, v, i, acc);
   if (FusedReduce<2>(acc, partials, sums, ticket, PY) && state && threadIdx.x == 0) {
     const double s[4] = {sums[RZ], sums[NORM], acc[0], acc[1]};
@@ -224,7 +228,7 @@ extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v
 
 extern "C" int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha, double beta)
 {
-  PCGUpdateKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, beta, 0, ctx->partials, ctx->sums, ctx->ticket);
+  PCGUpdateKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, beta, ctx->partials, ctx->sums, ctx->ticket, NULL);
   FUSED_CUDA_CHECK_LAUNCH("PCGUpdateKernel");
   return FUSED_CUDA_OK;
 }
@@ -267,11 +271,8 @@ static int PCGBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHa
   int                gu, gp;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PCGUpdateKernel, 0, &gu)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PCGProductKernel, 0, &gp)) return err;
-  PCGUpdateKernel<<<gu, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, args->v, 0.0, 0.0, 1, ctx->partials, ctx->sums, ctx->ticket);
-  FUSED_CUDA_CHECK_LAUNCH("PCGUpdateKernel");
-  PCGProductKernel<<<gp, FUSED_BLOCK, 0, ctx->stream>>>(args->A, args->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
-  FUSED_CUDA_CHECK_LAUNCH("PCGProductKernel");
-  return FUSED_CUDA_OK;
+  if (int err = FusedLaunchLoopKernel(ctx, PCGUpdateKernel, gu, 0, ctx->n, args->v, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, (const FusedLoopState *)ctx->state)) return err;
+  return FusedLaunchLoopKernel(ctx, PCGProductKernel, gp, 0, args->A, args->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
 }
 
 extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its)

@@ -207,8 +207,9 @@ extern "C" int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k,
    subtracts the projections and reduces <w,w>, <w,r>, <r,r>; then the host
    loop's decisions of the step are made on the device: the test of the
    residual norm, the breakdown check, the column of R and xi. From a CUDA
-   graph each part is a kernel; for small systems one cooperative kernel runs
-   the whole cycle with a grid barrier after each part. */
+   graph the first part is two kernels (the operator, then the products) and
+   the second one; for small systems one cooperative kernel runs the whole
+   cycle with a grid barrier after each part. */
 
 #include <cooperative_groups.h>
 
@@ -246,6 +247,24 @@ __device__ __forceinline__ int PGMRESSlot(int l, int k, int R)
 /* products reduced per block barrier: each warp leaves its sums in shared memory */
 #define PGMRES_SUMS_PER_BARRIER 32
 
+/* Row i of the first pass of step j: v_{j-1} = scale w_prev and r -= xi
+   v_{j-1} (j > 0), w_new = scale B Op in; returns w_new's entry */
+template <class In, bool ROW_LOADS_FIRST>
+__device__ __forceinline__ double PGMRESStepRow(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, const double *in, const double *w_prev, double *v_prev, double *w_new, double *sV, int R, int i, int k)
+{
+  const double ri = (ROW_LOADS_FIRST && j) ? v.r[i] : 0.0, di = (ROW_LOADS_FIRST && v.d && !v.right) ? v.d[i] : 1.0;
+  if (j) {
+    const double u = scale * w_prev[i];
+    v_prev[i]      = u;
+    if (sV) sV[PGMRESSlot(j - 1, k, R)] = u;
+    v.r[i] = (ROW_LOADS_FIRST ? ri : v.r[i]) - xi * u;
+  }
+  double y = scale * FusedRowProductOf(A, In{in}, i);
+  if (v.d && !v.right) y *= ROW_LOADS_FIRST ? di : v.d[i];
+  w_new[i] = y;
+  return y;
+}
+
 /* The first part of step j on this thread's rows, the block's partial sums
    of <v_l, w'> (l < j) and <w', w'> to partials[l * gridDim.x + blockIdx.x].
    Each pass over the rows adds 8 products; the warps sum theirs with
@@ -256,8 +275,9 @@ __device__ __forceinline__ int PGMRESSlot(int l, int k, int R)
    compiler keeps them after the stores and branches in between). On the
    H100 that is faster in the cycling single kernel (100,000 rows: 17.2
    against 17.7 us for the diagonal) and slower where registers are held to
-   64 or 128 (262,144 rows: 51.5 against 49.4). */
-template <class In, bool ROW_LOADS_FIRST>
+   64 or 128 (262,144 rows: 51.5 against 49.4). APPLIED: w' is there
+   already (PGMRESLoopApplyKernel), the first pass reads it as the others. */
+template <class In, bool ROW_LOADS_FIRST, bool APPLIED = false>
 __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, double *partials, double *sV, int R)
 {
   __shared__ double warp_sums[PGMRES_SUMS_PER_BARRIER][FUSED_WARPS];
@@ -275,18 +295,8 @@ __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const F
       for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) acc[q] = 0.0;
       for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += G * blockDim.x, k++) {
         double y;
-        if (first == 0) {
-          const double ri = (ROW_LOADS_FIRST && j) ? v.r[i] : 0.0, di = (ROW_LOADS_FIRST && v.d && !v.right) ? v.d[i] : 1.0;
-          if (j) {
-            const double u = scale * w_prev[i];
-            v_prev[i]      = u;
-            if (sV) sV[PGMRESSlot(j - 1, k, R)] = u;
-            v.r[i] = (ROW_LOADS_FIRST ? ri : v.r[i]) - xi * u;
-          }
-          y = scale * FusedRowProductOf(A, In{in}, i);
-          if (v.d && !v.right) y *= ROW_LOADS_FIRST ? di : v.d[i];
-          w_new[i] = y;
-        } else y = w_new[i]; /* this thread wrote it in the first pass */
+        if (first == 0 && !APPLIED) y = PGMRESStepRow<In, ROW_LOADS_FIRST>(A, v, j, scale, xi, in, w_prev, v_prev, w_new, sV, R, i, k);
+        else y = w_new[i]; /* this thread wrote it in the first pass, or PGMRESLoopApplyKernel did */
 #pragma unroll
         for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) {
           const int l = first + q;
@@ -427,23 +437,45 @@ __device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState
   if (verdict == PGMRES_CYCLE_DONE) state->stop = 1;
 }
 
-/* the graph's first kernel of a step; four resident blocks per
-   multiprocessor rather than three (64 registers, a few spilled) measured
-   about 5% faster on the H100 from 1M rows */
-__global__ void __launch_bounds__(FUSED_BLOCK, 4) PGMRESLoopProductKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *partials, double *sums, unsigned int *ticket)
+/* The graph's first kernel of a step: the first pass of PGMRESProductPart()
+   alone (normalization and w' = Op v_{j-1}), with the DIA loads gathered
+   and as many warps as fit, to wait for memory less. Run by the product
+   kernel's first pass, the operator cost the H100 about twice its bytes'
+   time: as its own kernel, GMRES(30) took 141 against 156 us per iteration
+   at 1M rows, 569 against 620 on 160^3. */
+__global__ void PGMRESLoopApplyKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, const FusedLoopState *state)
 {
+  FusedLoopKernelEntry();
+  if (state->stop) return; /* a kernel before it in the body stopped the loop */
+  const int     j = gs->j, n = A.n;
+  const double  scale = j ? gs->inv_r : 1.0, xi = gs->xi;
+  const double *w_prev = (j & 1) ? v.w : v.w2;
+  double       *w_new  = (j & 1) ? v.w2 : v.w;
+  double       *v_prev = j ? v.V + (size_t)(j - 1) * n : NULL;
+  const double *in     = (v.right && v.d) ? v.tmp : (j ? w_prev : v.z0);
+  FUSED_GRID_LOOP(i, n)(void) PGMRESStepRow<FusedStoredGathered<8>, false>(A, v, j, scale, xi, in, w_prev, v_prev, w_new, NULL, 0, i, 0);
+}
+
+/* the graph's second kernel: the products <v_l, w'> and <w', w'>; four
+   resident blocks per multiprocessor (64 registers) */
+__global__ void __launch_bounds__(FUSED_BLOCK, 4) PGMRESLoopProductKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *partials, double *sums, unsigned int *ticket, const FusedLoopState *state)
+{
+  FusedLoopKernelEntry();
+  if (state->stop) return;
   const int j = gs->j;
 
-  PGMRESProductPart<FusedStored, false>(A, v, j, j ? gs->inv_r : 1.0, gs->xi, partials, NULL, 0);
+  PGMRESProductPart<FusedStored, false, true>(A, v, j, 1.0, 0.0, partials, NULL, 0);
   if (!FusedIsLastBlock(ticket)) return;
   (void)PGMRESSumPartials<16>(partials, gridDim.x, j + 1, 0, sums); /* the last block alone, 66 partials per thread at 1M rows: the grid waits for it */
   if (threadIdx.x == 0) *ticket = 0;
 }
 
-/* the graph's second kernel: h (the first kernel's sums) in shared memory */
+/* the graph's third kernel: h (the second kernel's sums) in shared memory */
 __global__ void PGMRESLoopOrthogKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, int base, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
   extern __shared__ double h[];
+  FusedLoopKernelEntry();
+  if (state->stop) return;
   const int j      = gs->j;
   double    acc[3] = {0.0, 0.0, 0.0};
   int       bad    = 0;
@@ -605,15 +637,15 @@ struct PGMRESLoopArgs {
 
 static int PGMRESBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHandle handle)
 {
-  const PGMRESLoopArgs *args = (const PGMRESLoopArgs *)args_;
-  int                   gp, go;
+  const PGMRESLoopArgs *args  = (const PGMRESLoopArgs *)args_;
+  const FusedLoopState *state = ctx->state;
+  int                   ga, gp, go;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopApplyKernel, 0, &ga)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopProductKernel, 0, &gp)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopOrthogKernel, args->smem, &go)) return err;
-  PGMRESLoopProductKernel<<<gp, FUSED_BLOCK, 0, ctx->stream>>>(args->A, args->v, args->gs, ctx->partials, ctx->sums, ctx->ticket);
-  FUSED_CUDA_CHECK_LAUNCH("PGMRESLoopProductKernel");
-  PGMRESLoopOrthogKernel<<<go, FUSED_BLOCK, args->smem, ctx->stream>>>(args->A, args->v, args->gs, args->base, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
-  FUSED_CUDA_CHECK_LAUNCH("PGMRESLoopOrthogKernel");
-  return FUSED_CUDA_OK;
+  if (int err = FusedLaunchLoopKernel(ctx, PGMRESLoopApplyKernel, ga, 0, args->A, args->v, args->gs, state)) return err;
+  if (int err = FusedLaunchLoopKernel(ctx, PGMRESLoopProductKernel, gp, 0, args->A, args->v, args->gs, ctx->partials, ctx->sums, ctx->ticket, state)) return err;
+  return FusedLaunchLoopKernel(ctx, PGMRESLoopOrthogKernel, go, args->smem, args->A, args->v, args->gs, args->base, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
 }
 
 extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int restart, double breakdowntol, const FusedConvergence *conv, int *its0_io, int single_kernel, double *R, double *xi, double *products, double orth[3], int *steps, int *pending, int *start_on_host)

@@ -200,7 +200,7 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
       device_loop        = PETSC_FALSE;
       gm->fused.loop_why = "one host look per step: the restart exceeds the device loop's " PetscStringize(FUSED_PGMRES_LOOP_MAX_RESTART);
     } else if (device_loop) {
-      if (!gm->fused.single_kernel) gm->fused.loop_why = "on the device, from a CUDA graph of two kernels per Arnoldi step (-ksp_fused_single_kernel_rows); the host looks at each cycle's start and end and where the test stops it";
+      if (!gm->fused.single_kernel) gm->fused.loop_why = "on the device, from a CUDA graph of three kernels per Arnoldi step (-ksp_fused_single_kernel_rows); the host looks at each cycle's start and end and where the test stops it";
       else gm->fused.loop_why = "on the device, in one cooperative kernel with two grid barriers per Arnoldi step (-ksp_fused_single_kernel_rows); where the basis fits in shared memory (about 100,000 rows at restart 30 on an H100; restart at most " PetscStringize(FUSED_PGMRES_CYCLES_MAX_RESTART) ") the kernel also ends each cycle and starts the next, else the host does; the host looks where the test stops it";
     }
   }
@@ -424,7 +424,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PGMRESFused(KSP ksp)
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
   PetscCall(KSPFusedComposeBackend(ksp, &gm->fused, "pipelined simpler GMRES (Walker-Zhou, Rupp et al. 2015), classical Gram-Schmidt"));
   /* measured on an H100: one cooperative kernel per cycle is faster up to
-     262,144 rows, the graph of two kernels per step from 1M rows */
+     262,144 rows, the graph of three kernels per step from 1M rows */
   gm->fused.single_kernel_rows = 1 << 19;
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetRestart_C", KSPGMRESSetRestart_PGMRESFused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESGetRestart_C", KSPGMRESGetRestart_PGMRESFused));

@@ -8,7 +8,9 @@
    extra synchronization, and the update x += Z R^{-1} xi uses only the first
    k basis vectors. Each Arnoldi step has four fused steps and two packed
    reductions (three with a second Gram-Schmidt pass); the CUDA device loop
-   (loop below) makes them two kernels per step. */
+   (loop below) makes them two parts per step, with a grid barrier (single
+   kernel) or a kernel boundary (graph: the first part is two kernels) after
+   each. */
 #ifndef PGMRESFUSEDIMPL_H
 #define PGMRESFUSEDIMPL_H
 #include "ksp/fusedimpl.h"
