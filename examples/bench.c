@@ -39,6 +39,9 @@ typedef struct {
    with left or no preconditioning; v_{j-1} written; r read and written; w'
    written; the Jacobi diagonal; v_l for l < j-1), the orthogonalization
    j + 3; the host-driven steps (several ranks) 3j + 12; averaged over j < m.
+   The graph (from 2^19 rows) applies the operator in a kernel of its own
+   and reads w' and v_{j-1} once more: 2j + 10. The floor keeps 2j + 8, the
+   fused steps' minimum, so those two passes count against our time.
    Each cycle also ends and starts once, m + 8 passes (+A), shared by its m
    steps: x += Z t reads the m basis vectors and x and writes x, the start
    r = B (b - A x) reads b, x and the diagonal and writes r, z_0 = r / |r|
