@@ -12,13 +12,18 @@ enum { RR, RR0, VR0, TT, TS, TR0, SR0, SS, OMEGA, BETA, NSUMS };
   FusedLoopKernelEntry(); \
   if ((state) && (state)->stop) return
 
-/* One row of v = B A p; adds to <v,r0*> */
-template <class In = FusedStored>
+/* One row of v = B A p; adds to <v,r0*>. GATHER: the product's DIA loads
+   in flight together (FusedStoredGathered). Else FusedRowProduct(), whose
+   restrict-qualified argument keeps the single kernel's spills at 12 bytes
+   under 128 registers (60 through FusedStored's restrict member). */
+template <bool GATHER = false>
 __device__ __forceinline__ void PBCGSProductPRow(const FusedMatView &A, const FusedPBCGSVecs &v, int i, double &vr0)
 {
   /* the row's own loads first: issued after the product's, they would wait for memory once more */
   const double di = v.d ? v.d[i] : 1.0, r0 = v.rstar[i];
-  double       y  = FusedRowProductOf(A, In{v.p}, i);
+  double       y;
+  if constexpr (GATHER) y = FusedRowProductOf(A, FusedStoredGathered<8>{v.p}, i);
+  else y = FusedRowProduct(A, v.p, i);
   if (v.d) y *= di;
   v.v[i] = y;
   vr0 += y * r0;
@@ -128,7 +133,7 @@ __global__ void PBCGSProductPKernel(FusedMatView A, FusedPBCGSVecs v, double *pa
 {
   double acc[1] = {0.0};
   PBCGS_SKIP_IF_STOPPED(state);
-  FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow<FusedStoredGathered<8>>(A, v, i, acc[0]);
+  FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow<true>(A, v, i, acc[0]);
   if (FusedReduce<1>(acc, partials, sums, ticket, VR0) && state && threadIdx.x == 0) {
     const double rr = sums[RR], rho = sums[RR0], vr0 = acc[0];
     const double rnorm = sqrt(fabs(rr));
@@ -221,11 +226,11 @@ __global__ void __launch_bounds__(FUSED_BLOCK, MIN_BLOCKS) PBCGSSingleKernel(Fus
     double    s1[3]; /* RR, RR0, VR0 */
     if (it == first + 1) { /* the host's update left RR and RR0 in sums[] */
       double vr0[1];
-      FusedSumPartials<1>(part_it + VR0 * G, G, vr0);
+      FusedSumPartials<1, MIN_BLOCKS == 1>(part_it + VR0 * G, G, vr0);
       s1[0] = sums[RR];
       s1[1] = sums[RR0];
       s1[2] = vr0[0];
-    } else FusedSumPartials<3>(part_it + RR * G, G, s1);
+    } else FusedSumPartials<3, MIN_BLOCKS == 1>(part_it + RR * G, G, s1);
     const double rho = s1[1], vr0 = s1[2], rnorm = sqrt(fabs(s1[0]));
     bool         stop  = FusedMustStop(conv, it, rnorm) || !isfinite(rho) || !isfinite(vr0) || rho == 0.0 || vr0 == 0.0;
     const double alpha = stop ? 0.0 : rho / vr0;
@@ -239,7 +244,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, MIN_BLOCKS) PBCGSSingleKernel(Fus
       FusedStorePartials<5>(acc, part_it + TT * G);
       grid.sync();
       double s2[5];
-      FusedSumPartials<5>(part_it + TT * G, G, s2);
+      FusedSumPartials<5, MIN_BLOCKS == 1>(part_it + TT * G, G, s2);
       /* at a breakdown the host redoes this iteration from product_p and sees it itself */
       stop = PBCGSOmegaBeta(s2, rho, alpha, &omega, &beta);
     }
