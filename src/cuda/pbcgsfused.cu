@@ -7,11 +7,6 @@
 
 enum { RR, RR0, VR0, TT, TS, TR0, SR0, SS, OMEGA, BETA, NSUMS };
 
-/* a kernel after the one that stopped the device loop does nothing */
-#define PBCGS_SKIP_IF_STOPPED(state) \
-  FusedLoopKernelEntry(); \
-  if ((state) && (state)->stop) return
-
 /* One row of v = B A p; adds to <v,r0*>. GATHER: the product's DIA loads
    in flight together (FusedStoredGathered). Else FusedRowProduct(), whose
    restrict-qualified argument keeps the single kernel's spills at 12 bytes
@@ -132,7 +127,7 @@ __global__ void PBCGSStartKernel(FusedMatView A, FusedPBCGSVecs v, int guess_zer
 __global__ void PBCGSProductPKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
   double acc[1] = {0.0};
-  PBCGS_SKIP_IF_STOPPED(state);
+  if (FusedLoopKernelStopped(state)) return;
   FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow<true>(A, v, i, acc[0]);
   if (FusedReduce<1>(acc, partials, sums, ticket, VR0) && state && threadIdx.x == 0) {
     const double rr = sums[RR], rho = sums[RR0], vr0 = acc[0];
@@ -158,7 +153,7 @@ __global__ void PBCGSUpdateSKernel(int n, FusedPBCGSVecs v, double alpha)
 __global__ void PBCGSProductSKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle)
 {
   double acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
-  PBCGS_SKIP_IF_STOPPED(state);
+  if (FusedLoopKernelStopped(state)) return;
   if (state) { /* the device loop: s = r - alpha v here, without a kernel of its own */
     const PBCGSNextS next_s = {v.r, v.v, sums[RR0] / sums[VR0]};
     FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, next_s, v.s, i, acc);
@@ -184,7 +179,7 @@ __global__ void PBCGSProductSKernel(FusedMatView A, FusedPBCGSVecs v, double *pa
 __global__ void __launch_bounds__(FUSED_BLOCK, 6) PBCGSUpdateXRPKernel(int n, FusedPBCGSVecs v, double alpha, double omega, double beta, double *partials, double *sums, unsigned int *ticket, const FusedLoopState *state)
 {
   double acc[2] = {0.0, 0.0};
-  PBCGS_SKIP_IF_STOPPED(state);
+  if (FusedLoopKernelStopped(state)) return;
   if (state) {
     alpha = sums[RR0] / sums[VR0];
     omega = sums[OMEGA];

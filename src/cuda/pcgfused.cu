@@ -103,9 +103,8 @@ __global__ void PCGStartKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, d
 __global__ void __launch_bounds__(FUSED_BLOCK, 6) PCGUpdateKernel(int n, FusedPCGVecs v, double alpha, double beta, double *partials, double *sums, unsigned int *ticket, const FusedLoopState *state)
 {
   double acc[2] = {0.0, 0.0};
-  FusedLoopKernelEntry();
+  if (FusedLoopKernelStopped(state)) return;
   if (state) {
-    if (state->stop) return; /* a kernel before it in the body stopped the loop */
     const double rz = sums[RZ], py = sums[PY], yw = sums[YW];
     alpha = rz / py;
     beta  = alpha * alpha * yw / rz - 1.0;
@@ -119,8 +118,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 6) PCGUpdateKernel(int n, FusedPC
 __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
   double acc[2] = {0.0, 0.0};
-  FusedLoopKernelEntry();
-  if (state && state->stop) return;
+  if (FusedLoopKernelStopped(state)) return;
   FUSED_GRID_LOOP(i, A.n) PCGProductRow(A, v, i, acc);
   if (FusedReduce<2>(acc, partials, sums, ticket, PY) && state && threadIdx.x == 0) {
     const double s[4] = {sums[RZ], sums[NORM], acc[0], acc[1]};

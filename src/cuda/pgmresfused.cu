@@ -264,21 +264,40 @@ __device__ __forceinline__ int PGMRESSlot(int l, int k, int R)
 /* products reduced per block barrier: each warp leaves its sums in shared memory */
 #define PGMRES_SUMS_PER_BARRIER 32
 
+/* The vectors of step j's first part: w_prev (w of step j-1, the last
+   orthogonalization's output) and w_new alternate between v.w and v.w2;
+   v_prev is the basis vector step j-1 becomes; in is what the operator
+   reads (d .* w_prev with right Jacobi, z_0 at j = 0) */
+struct PGMRESStepVecs {
+  const double *w_prev, *in;
+  double       *w_new, *v_prev;
+};
+
+__device__ __forceinline__ PGMRESStepVecs PGMRESStepVectors(const FusedPGMRESVecs &v, int j, int n)
+{
+  PGMRESStepVecs s;
+  s.w_prev = (j & 1) ? v.w : v.w2;
+  s.w_new  = (j & 1) ? v.w2 : v.w;
+  s.v_prev = j ? v.V + (size_t)(j - 1) * n : NULL;
+  s.in     = (v.right && v.d) ? v.tmp : (j ? s.w_prev : v.z0);
+  return s;
+}
+
 /* Row i of the first pass of step j: v_{j-1} = scale w_prev and r -= xi
    v_{j-1} (j > 0), w_new = scale B Op in; returns w_new's entry */
 template <class In, bool ROW_LOADS_FIRST>
-__device__ __forceinline__ double PGMRESStepRow(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, const double *in, const double *w_prev, double *v_prev, double *w_new, double *sV, int R, int i, int k)
+__device__ __forceinline__ double PGMRESStepRow(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, const PGMRESStepVecs &sv, double *sV, int R, int i, int k)
 {
   const double ri = (ROW_LOADS_FIRST && j) ? v.r[i] : 0.0, di = (ROW_LOADS_FIRST && v.d && !v.right) ? v.d[i] : 1.0;
   if (j) {
-    const double u = scale * w_prev[i];
-    v_prev[i]      = u;
+    const double u = scale * sv.w_prev[i];
+    sv.v_prev[i]   = u;
     if (sV) sV[PGMRESSlot(j - 1, k, R)] = u;
     v.r[i] = (ROW_LOADS_FIRST ? ri : v.r[i]) - xi * u;
   }
-  double y = scale * FusedRowProductOf(A, In{in}, i);
+  double y = scale * FusedRowProductOf(A, In{sv.in}, i);
   if (v.d && !v.right) y *= ROW_LOADS_FIRST ? di : v.d[i];
-  w_new[i] = y;
+  sv.w_new[i] = y;
   return y;
 }
 
@@ -299,10 +318,7 @@ __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const F
 {
   __shared__ double warp_sums[PGMRES_SUMS_PER_BARRIER][FUSED_WARPS];
   const int         n = A.n, nsum = j + 1, G = gridDim.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const double     *w_prev = (j & 1) ? v.w : v.w2;
-  double           *w_new  = (j & 1) ? v.w2 : v.w;
-  double           *v_prev = j ? v.V + (size_t)(j - 1) * n : NULL;
-  const double     *in     = (v.right && v.d) ? v.tmp : (j ? w_prev : v.z0);
+  const PGMRESStepVecs sv = PGMRESStepVectors(v, j, n);
 
   for (int group = 0; group < nsum; group += PGMRES_SUMS_PER_BARRIER) {
     const int group_end = nsum < group + PGMRES_SUMS_PER_BARRIER ? nsum : group + PGMRES_SUMS_PER_BARRIER;
@@ -312,8 +328,8 @@ __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const F
       for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) acc[q] = 0.0;
       for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += G * blockDim.x, k++) {
         double y;
-        if (first == 0 && !APPLIED) y = PGMRESStepRow<In, ROW_LOADS_FIRST>(A, v, j, scale, xi, in, w_prev, v_prev, w_new, sV, R, i, k);
-        else y = w_new[i]; /* this thread wrote it in the first pass, or PGMRESLoopApplyKernel did */
+        if (first == 0 && !APPLIED) y = PGMRESStepRow<In, ROW_LOADS_FIRST>(A, v, j, scale, xi, sv, sV, R, i, k);
+        else y = sv.w_new[i]; /* this thread wrote it in the first pass, or PGMRESLoopApplyKernel did */
 #pragma unroll
         for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) {
           const int l = first + q;
@@ -370,7 +386,7 @@ __device__ __forceinline__ int PGMRESSumPartials(const double *partials, int G, 
 template <bool ROW_LOADS_FIRST, int BATCH = 1>
 __device__ __forceinline__ void PGMRESOrthogPart(int n, const FusedPGMRESVecs &v, int j, const double *h, double (&acc)[3], const double *sV, int R)
 {
-  double *w = (j & 1) ? v.w2 : v.w;
+  double *w = PGMRESStepVectors(v, j, n).w_new; /* the products' w' */
   for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += gridDim.x * blockDim.x, k++) {
     double       wi      = w[i];
     const double r_early = ROW_LOADS_FIRST ? v.r[i] : 0.0;
@@ -474,23 +490,18 @@ __device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState
    at 1M rows, 569 against 620 on 160^3. */
 __global__ void PGMRESLoopApplyKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, const FusedLoopState *state)
 {
-  FusedLoopKernelEntry();
-  if (state->stop) return; /* a kernel before it in the body stopped the loop */
+  if (FusedLoopKernelStopped(state)) return;
   const int     j = gs->j, n = A.n;
   const double  scale = j ? gs->inv_r : 1.0, xi = gs->xi;
-  const double *w_prev = (j & 1) ? v.w : v.w2;
-  double       *w_new  = (j & 1) ? v.w2 : v.w;
-  double       *v_prev = j ? v.V + (size_t)(j - 1) * n : NULL;
-  const double *in     = (v.right && v.d) ? v.tmp : (j ? w_prev : v.z0);
-  FUSED_GRID_LOOP(i, n)(void) PGMRESStepRow<FusedStoredGathered<8>, false>(A, v, j, scale, xi, in, w_prev, v_prev, w_new, NULL, 0, i, 0);
+  const PGMRESStepVecs sv = PGMRESStepVectors(v, j, n);
+  FUSED_GRID_LOOP(i, n)(void) PGMRESStepRow<FusedStoredGathered<8>, false>(A, v, j, scale, xi, sv, NULL, 0, i, 0);
 }
 
 /* the graph's second kernel: the products <v_l, w'> and <w', w'>; four
    resident blocks per multiprocessor (64 registers) */
 __global__ void __launch_bounds__(FUSED_BLOCK, 4) PGMRESLoopProductKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *partials, double *sums, unsigned int *ticket, const FusedLoopState *state)
 {
-  FusedLoopKernelEntry();
-  if (state->stop) return;
+  if (FusedLoopKernelStopped(state)) return;
   const int j = gs->j;
 
   PGMRESProductPart<FusedStored, false, true>(A, v, j, 1.0, 0.0, partials, NULL, 0);
@@ -503,8 +514,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 4) PGMRESLoopProductKernel(FusedM
 __global__ void __launch_bounds__(FUSED_BLOCK, 5) PGMRESLoopOrthogKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, int base, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
   extern __shared__ double h[];
-  FusedLoopKernelEntry();
-  if (state->stop) return;
+  if (FusedLoopKernelStopped(state)) return;
   const int j      = gs->j;
   double    acc[3] = {0.0, 0.0, 0.0};
   int       bad    = 0;
