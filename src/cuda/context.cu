@@ -403,13 +403,13 @@ int FusedCUDAEnsureLoopVectors(FusedCUDA ctx, int count, double **vecs)
   return FUSED_CUDA_OK;
 }
 
-int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, size_t smem, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its)
+int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int nsums, size_t smem, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its)
 {
-  int    per_sm = 0, need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, most, grid;
+  int    per_sm = 0, need = (ctx->n + block - 1) / block, most, grid;
   size_t len;
 
   if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;
-  FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, FUSED_BLOCK, smem));
+  FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem));
   /* every block sums all partials each iteration: keep the grid no larger than needed */
   most = per_sm * ctx->sms;
   grid = need < 1 ? 1 : (need < most ? need : most);
@@ -418,6 +418,6 @@ int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, size_
   if (int err = FusedGrowBuffer(ctx, &ctx->loop_partials, &ctx->loop_partials_len, len, "the partial sums of the single-kernel loop")) return err;
   *partials = ctx->loop_partials;
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
-  FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, FUSED_BLOCK, kargs, smem, ctx->stream));
+  FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, block, kargs, smem, ctx->stream));
   return FusedLoopStateOut(ctx, its);
 }

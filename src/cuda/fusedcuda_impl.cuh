@@ -23,6 +23,14 @@ int FusedMalloc(void **ptr, size_t bytes, const char *what);
 
 #define FUSED_BLOCK 256
 #define FUSED_WARPS (FUSED_BLOCK / 32)
+/* The single-kernel loops (CG, BiCGStab) run one block per multiprocessor:
+   of FUSED_BLOCK threads where that covers the rows, else of
+   FUSED_WIDE_BLOCK. Half the partials of two blocks of 256 per
+   multiprocessor: the sums after each grid barrier took 0.4-0.9 us less
+   (H100; see FusedSingleKernelBlock()). FUSED_SINGLE_LOADS partials per
+   lane at once then cover 160 multiprocessors. */
+#define FUSED_WIDE_BLOCK   512
+#define FUSED_SINGLE_LOADS 5
 
 /* Diagonal offsets carried in the kernel arguments (constant bank) up to this many */
 #define FUSED_DIA_INLINE 16
@@ -141,10 +149,22 @@ int FusedCUDAEnsureHistory(FusedCUDA ctx, int len);
 int FusedCUDAEnsureMethodState(FusedCUDA ctx, size_t bytes);
 /* The single-kernel loop: a cooperative kernel that runs the iterations with
    grid barriers instead of kernel boundaries, on as many blocks as are
-   resident at once (at most what n needs). *partials, which kargs points at,
-   is set to a buffer of 2 x nsums x grid before the launch; smem: dynamic
-   shared memory per block; returns the iteration where the kernel stopped. */
-int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int nsums, size_t smem, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its);
+   resident at once (at most what n needs), of block threads. *partials,
+   which kargs points at, is set to a buffer of 2 x nsums x grid before the
+   launch; smem: dynamic shared memory per block; returns the iteration
+   where the kernel stopped. */
+int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int nsums, size_t smem, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its);
+
+/* The block size of CG's and BiCGStab's single kernels, one block per
+   multiprocessor: FUSED_BLOCK where that covers the n rows, else
+   FUSED_WIDE_BLOCK. H100, us per iteration against two blocks of 256
+   (three alternating runs, 2026-11-22): BiCGStab 7.6-7.8 against 11.0-11.1
+   at 40,000 rows, 11.3-11.5 against 12.0-12.4 at 100,000; CG 3.9 against
+   4.7 and 5.7-5.9 against 6.1-6.3. */
+static inline int FusedSingleKernelBlock(FusedCUDA ctx)
+{
+  return (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK <= ctx->sms ? FUSED_BLOCK : FUSED_WIDE_BLOCK;
+}
 
 /* *vecs: count device vectors of length n after one another, for the
    single-kernel loops' double buffers (made at the first need, kept) */
@@ -392,78 +412,32 @@ __device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, do
   return true;
 }
 
-/* The warp-0 step of FusedBlockSum on the warps' sums w[0..7], in registers:
-   the same additions in the same order (the shuffle tree over lanes 0..7,
-   the lanes above adding exact zeros) */
+/* The sum of a block's W warp sums w[], halving: w[i] + w[i + W/2], and so
+   on. For 8 warps these are the additions of FusedBlockSum's warp-0 step
+   (the shuffle tree over lanes 0..7, the lanes above adding exact zeros). */
+template <int W = FUSED_WARPS>
 __device__ __forceinline__ double FusedSumOfWarps(const double *w)
 {
-  static_assert(FUSED_WARPS == 8, "the tree below is written for 8 warps");
-  const double a0 = w[0] + w[4], a1 = w[1] + w[5], a2 = w[2] + w[6], a3 = w[3] + w[7];
-  return (a0 + a2) + (a1 + a3);
-}
-
-/* Every thread of every block gets sum_b part[k * G + b]: the single-kernel
-   loop's reduction after a grid barrier, the same sum in every block. Warp k
-   makes sum k with the additions FusedBlockSum would make (each of its lanes
-   plays one lane of every warp), so the sums keep their rounding, with one
-   block barrier instead of four; above FUSED_BLOCK partials (eight loads per
-   lane) the whole block loads them, as before. LOADS_FIRST: a lane's eight
-   loads are issued before its first addition, rather than a load and an
-   addition at a time, which waited for each (H100, 10,000 rows: CG 3.5
-   against 3.7 us per iteration, BiCGStab 7.4-7.5 against 7.9-8.1); off
-   where the eight registers would spill (BiCGStab's kernel under 128
-   registers). Two calls with the same K need a barrier
-   between them (the loops' grid barriers): result[] is rewritten. */
-template <int K, bool LOADS_FIRST = true>
-__device__ __forceinline__ void FusedSumPartials(const double *part, int G, double (&out)[K])
-{
-  static_assert(K <= FUSED_WARPS, "one warp per sum");
-  __shared__ double result[K];
-  const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (G > FUSED_BLOCK) {
-    /* many partials: every thread loads, FusedBlockSum adds (the same sums) */
-    double v[K];
-    FusedAddPartials<K>(part, G, FUSED_BLOCK, v);
-    FusedBlockSum<K>(v);
-    if (threadIdx.x == 0) {
+  static_assert(W == 8 || W == 16, "the trees below are written for 8 and 16 warps");
+  if constexpr (W == 16) {
+    double h[8];
 #pragma unroll
-      for (int k = 0; k < K; k++) result[k] = v[k];
-    }
-  } else if (warp < K) {
-    /* the lane's partial of every warp it plays, with LOADS_FIRST all
-       loaded before any is added */
-    double part_of[FUSED_WARPS], ws[FUSED_WARPS];
-    if constexpr (LOADS_FIRST) {
-#pragma unroll
-      for (int w = 0; w < FUSED_WARPS; w++) part_of[w] = w * 32 + lane < G ? __ldcg(&part[(size_t)warp * G + w * 32 + lane]) : 0.0;
-    }
-#pragma unroll
-    for (int w = 0; w < FUSED_WARPS; w++) {
-      double v = 0.0;
-      if (w * 32 < G) { /* else every lane holds 0 and so would the sum: no shuffles */
-        if constexpr (LOADS_FIRST) {
-          if (w * 32 + lane < G) v += part_of[w];
-        } else
-          for (int b = w * 32 + lane; b < G; b += FUSED_BLOCK) v += __ldcg(&part[(size_t)warp * G + b]);
-        v = FusedWarpSum(v);
-      }
-      ws[w] = v;
-    }
-    if (lane == 0) result[warp] = FusedSumOfWarps(ws);
+    for (int i = 0; i < 8; i++) h[i] = w[i] + w[i + 8];
+    return FusedSumOfWarps<8>(h);
+  } else {
+    const double a0 = w[0] + w[4], a1 = w[1] + w[5], a2 = w[2] + w[6], a3 = w[3] + w[7];
+    return (a0 + a2) + (a1 + a3);
   }
-  __syncthreads();
-#pragma unroll
-  for (int k = 0; k < K; k++) out[k] = result[k];
 }
 
-/* The block's sums of v[] go to part[k * gridDim.x + blockIdx.x], as
-   FusedBlockSum adds them, with one block barrier. As above, two calls with
-   the same K need a barrier between them. */
-template <int K>
+/* The block's sums of v[] go to part[k * gridDim.x + blockIdx.x], with one
+   block barrier; for blocks of FUSED_BLOCK threads as FusedBlockSum adds
+   them. As above, two calls with the same K need a barrier between them. */
+template <int K, int BLOCK = FUSED_BLOCK>
 __device__ __forceinline__ void FusedStorePartials(double (&v)[K], double *part)
 {
-  static_assert(K <= FUSED_BLOCK, "one thread per sum");
-  __shared__ double warp_sums[K][FUSED_WARPS];
+  static_assert(K <= BLOCK, "one thread per sum");
+  __shared__ double warp_sums[K][BLOCK / 32];
   const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
   for (int k = 0; k < K; k++) {
@@ -471,7 +445,35 @@ __device__ __forceinline__ void FusedStorePartials(double (&v)[K], double *part)
     if (lane == 0) warp_sums[k][warp] = s;
   }
   __syncthreads();
-  if ((int)threadIdx.x < K) part[(size_t)threadIdx.x * gridDim.x + blockIdx.x] = FusedSumOfWarps(warp_sums[threadIdx.x]);
+  if ((int)threadIdx.x < K) part[(size_t)threadIdx.x * gridDim.x + blockIdx.x] = FusedSumOfWarps<BLOCK / 32>(warp_sums[threadIdx.x]);
+}
+
+/* The single-kernel loops' sums after a grid barrier: every thread of
+   every block gets sum_b part[k * G + b], the same sums in every block.
+   Warp k adds sum k: each lane loads its partials b = lane, lane + 32, ...
+   (LOADS of them at once) and adds them in that order, then one shuffle
+   tree; one block barrier. (Keeping FusedBlockSum's order, as the graphs'
+   kernels add, took eight shuffle trees per sum and, above 256 partials, a
+   second stage: 0.5-0.9 us more per reduction on the H100.) K warps. */
+template <int K, int LOADS = FUSED_SINGLE_LOADS>
+__device__ __forceinline__ void FusedSumPartialsByWarp(const double *part, int G, double (&out)[K])
+{
+  __shared__ double result[K];
+  const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (warp < K) {
+    const double *mine = part + (size_t)warp * G;
+    double        loaded[LOADS], v = 0.0;
+#pragma unroll
+    for (int j = 0; j < LOADS; j++) loaded[j] = lane + 32 * j < G ? __ldcg(&mine[lane + 32 * j]) : 0.0;
+#pragma unroll
+    for (int j = 0; j < LOADS; j++) v += loaded[j];
+    for (int b = lane + 32 * LOADS; b < G; b += 32) v += __ldcg(&mine[b]); /* more blocks than the caller planned for */
+    v = FusedWarpSum(v);
+    if (lane == 0) result[warp] = v;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < K; k++) out[k] = result[k];
 }
 
 __device__ __forceinline__ void FusedSwap(double *&a, double *&b)

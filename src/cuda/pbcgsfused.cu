@@ -199,10 +199,14 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 6) PBCGSUpdateXRPKernel(int n, Fu
    Partial sums of iteration it live in buffer it & 1 (RR, RR0 and VR0 of it
    are written by iteration it - 1); a stop leaves RR and RR0 of the
    iteration in sums[], and its p in v.p, from where the host goes on with
-   product_p. */
-template <int MIN_BLOCKS>
-__global__ void __launch_bounds__(FUSED_BLOCK, MIN_BLOCKS) PBCGSSingleKernel(FusedMatView A, FusedPBCGSVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist)
+   product_p. One block per multiprocessor (FusedSingleKernelBlock()); of
+   FUSED_BLOCK threads the steps keep every value in registers (H100,
+   10,000 rows: 7.9 against 8.0 us with two blocks' 128 registers). */
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, FusedPBCGSVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist)
 {
+  /* ROOMY: more than 128 registers per thread, for loads early */
+  constexpr bool                 ROOMY = 65536 / BLOCK > 128;
   cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
   const int                      G     = gridDim.x;
   const int                      first = state->it;
@@ -213,7 +217,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, MIN_BLOCKS) PBCGSSingleKernel(Fus
   { /* v = B A p of iteration first + 1 from the p the host left */
     double vr0[1] = {0.0};
     FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow(A, v, i, vr0[0]);
-    FusedStorePartials<1>(vr0, part + (size_t)((first + 1) & 1) * NSUMS * G + VR0 * G);
+    FusedStorePartials<1, BLOCK>(vr0, part + (size_t)((first + 1) & 1) * NSUMS * G + VR0 * G);
     grid.sync();
   }
   for (int it = first + 1;; it++) {
@@ -221,11 +225,11 @@ __global__ void __launch_bounds__(FUSED_BLOCK, MIN_BLOCKS) PBCGSSingleKernel(Fus
     double    s1[3]; /* RR, RR0, VR0 */
     if (it == first + 1) { /* the host's update left RR and RR0 in sums[] */
       double vr0[1];
-      FusedSumPartials<1, MIN_BLOCKS == 1>(part_it + VR0 * G, G, vr0);
+      FusedSumPartialsByWarp<1>(part_it + VR0 * G, G, vr0);
       s1[0] = sums[RR];
       s1[1] = sums[RR0];
       s1[2] = vr0[0];
-    } else FusedSumPartials<3, MIN_BLOCKS == 1>(part_it + RR * G, G, s1);
+    } else FusedSumPartialsByWarp<3>(part_it + RR * G, G, s1);
     const double rho = s1[1], vr0 = s1[2], rnorm = sqrt(fabs(s1[0]));
     bool         stop  = FusedMustStop(conv, it, rnorm) || !isfinite(rho) || !isfinite(vr0) || rho == 0.0 || vr0 == 0.0;
     const double alpha = stop ? 0.0 : rho / vr0;
@@ -236,10 +240,10 @@ __global__ void __launch_bounds__(FUSED_BLOCK, MIN_BLOCKS) PBCGSSingleKernel(Fus
       const PBCGSNextS next_s = {v.r, v_last, alpha};
       double           acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
       FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, next_s, v.s, i, acc);
-      FusedStorePartials<5>(acc, part_it + TT * G);
+      FusedStorePartials<5, BLOCK>(acc, part_it + TT * G);
       grid.sync();
       double s2[5];
-      FusedSumPartials<5, MIN_BLOCKS == 1>(part_it + TT * G, G, s2);
+      FusedSumPartialsByWarp<5>(part_it + TT * G, G, s2);
       /* at a breakdown the host redoes this iteration from product_p and sees it itself */
       stop = PBCGSOmegaBeta(s2, rho, alpha, &omega, &beta);
     }
@@ -269,7 +273,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, MIN_BLOCKS) PBCGSSingleKernel(Fus
          128 registers, 262,144 rows 28.3 against 27.0) */
       const double di = v.d ? v.d[i] : 1.0, r0 = v.rstar[i];
       double       y;
-      if constexpr (MIN_BLOCKS == 1) {
+      if constexpr (ROOMY) {
         const PBCGSNextP::Entry last = next_p.Load(i);
         const double            xi   = v.x[i];
         y                            = FusedRowProductOf(A, next_p, i);
@@ -282,7 +286,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, MIN_BLOCKS) PBCGSSingleKernel(Fus
       v_next[i] = y;
       acc[2] += y * r0;
     }
-    FusedStorePartials<3>(acc, part_next + RR * G);
+    FusedStorePartials<3, BLOCK>(acc, part_next + RR * G);
     grid.sync();
     FusedSwap(p_last, p_next);
     FusedSwap(v_last, v_next);
@@ -353,11 +357,9 @@ extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs
     double      *part = NULL, *spare = NULL;
     void        *kargs[] = {&view, &vecs, &spare, &part, &ctx->sums, &ctx->state, &ctx->hist};
     if (int err = FusedCUDAEnsureLoopVectors(ctx, 2, &spare)) return err;
-    /* one block per multiprocessor where that is all the rows need: the
-       steps then keep every value in registers (H100, 10,000 rows: 7.9
-       against 8.0 us with two blocks' 128 registers) */
-    const void *kernel = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK <= ctx->sms ? (const void *)PBCGSSingleKernel<1> : (const void *)PBCGSSingleKernel<2>;
-    return FusedCUDARunSingleKernel(ctx, kernel, NSUMS, 0, conv, it0, kargs, &part, its);
+    const int    block  = FusedSingleKernelBlock(ctx);
+    const void  *kernel = block == FUSED_BLOCK ? (const void *)PBCGSSingleKernel<FUSED_BLOCK> : (const void *)PBCGSSingleKernel<FUSED_WIDE_BLOCK>;
+    return FusedCUDARunSingleKernel(ctx, kernel, block, NSUMS, 0, conv, it0, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args));
   args.A = A->view;

@@ -162,8 +162,8 @@ __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, Fus
    owners' update; r, p and y therefore alternate between v's vectors and
    the spare ones (three of length n), and so do the partial sums, so that
    nothing a slower block still reads is overwritten. */
-template <bool JACOBI>
-__global__ void __launch_bounds__(FUSED_BLOCK, 2) PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist)
+template <bool JACOBI, int BLOCK>
+__global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist)
 {
   cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
   const int                      G     = gridDim.x;
@@ -177,7 +177,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) PCGSingleKernel(FusedMatView A
     double s[4];
     if (it == first) { /* the host-driven steps left iteration it0's sums in sums[] */
       for (int k = 0; k < 4; k++) s[k] = sums[k];
-    } else FusedSumPartials<4>(part + (size_t)(it & 1) * 4 * G, G, s);
+    } else FusedSumPartialsByWarp<4>(part + (size_t)(it & 1) * 4 * G, G, s);
     const double rz = s[RZ], py = s[PY], yw = s[YW];
     if (it > first) {
       double     rnorm;
@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) PCGSingleKernel(FusedMatView A
       acc[PY] += pi * yi;
       acc[YW] += yi * (JACOBI ? v.d[i] * yi : yi);
     }
-    FusedStorePartials<4>(acc, part + (size_t)((it + 1) & 1) * 4 * G);
+    FusedStorePartials<4, BLOCK>(acc, part + (size_t)((it + 1) & 1) * 4 * G);
     grid.sync(); /* the partials complete before the next iteration sums them */
     FusedSwap(r_last, r_next);
     FusedSwap(p_last, p_next);
@@ -286,7 +286,9 @@ extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v,
     double      *part = NULL, *spare = NULL;
     void        *kargs[] = {&view, &vecs, &spare, &part, &ctx->sums, &ctx->state, &ctx->hist};
     if (int err = FusedCUDAEnsureLoopVectors(ctx, 3, &spare)) return err;
-    return FusedCUDARunSingleKernel(ctx, v->d ? (const void *)PCGSingleKernel<true> : (const void *)PCGSingleKernel<false>, 4, 0, conv, it0, kargs, &part, its);
+    const int   block  = FusedSingleKernelBlock(ctx);
+    const void *kernel = block == FUSED_BLOCK ? (v->d ? (const void *)PCGSingleKernel<true, FUSED_BLOCK> : (const void *)PCGSingleKernel<false, FUSED_BLOCK>) : (v->d ? (const void *)PCGSingleKernel<true, FUSED_WIDE_BLOCK> : (const void *)PCGSingleKernel<false, FUSED_WIDE_BLOCK>);
+    return FusedCUDARunSingleKernel(ctx, kernel, block, 4, 0, conv, it0, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
   args.A = A->view;
