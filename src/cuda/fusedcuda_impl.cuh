@@ -376,19 +376,25 @@ __device__ __forceinline__ bool FusedIsLastBlock(unsigned int *ticket)
 }
 
 /* v[k] = sum over b = threadIdx.x, + stride, ... < G of part[k * G + b], in
-   that order. The K sums' loads of a stride are issued together: one wait
-   for memory per stride rather than per sum. */
+   that order. The K sums' loads of FUSED_PARTIAL_STRIDES strides are issued
+   together (the strides past G add exact zeros): one wait for memory per
+   four strides rather than per stride or per sum. */
+#define FUSED_PARTIAL_STRIDES 4
 template <int K>
 __device__ __forceinline__ void FusedAddPartials(const double *part, int G, int stride, double (&v)[K])
 {
 #pragma unroll
   for (int k = 0; k < K; k++) v[k] = 0.0;
-  for (int b = threadIdx.x; b < G; b += stride) {
-    double t[K];
+  for (int b0 = threadIdx.x; b0 < G; b0 += FUSED_PARTIAL_STRIDES * stride) {
+    double t[FUSED_PARTIAL_STRIDES][K];
 #pragma unroll
-    for (int k = 0; k < K; k++) t[k] = __ldcg(&part[(size_t)k * G + b]);
+    for (int s = 0; s < FUSED_PARTIAL_STRIDES; s++)
 #pragma unroll
-    for (int k = 0; k < K; k++) v[k] += t[k];
+      for (int k = 0; k < K; k++) t[s][k] = b0 + s * stride < G ? __ldcg(&part[(size_t)k * G + b0 + s * stride]) : 0.0;
+#pragma unroll
+    for (int s = 0; s < FUSED_PARTIAL_STRIDES; s++)
+#pragma unroll
+      for (int k = 0; k < K; k++) v[k] += t[s][k];
   }
 }
 
