@@ -29,7 +29,7 @@ LIB_CU  := $(wildcard src/cuda/*.cu)
 LIB_OBJ := $(patsubst src/%.c,build/%.o,$(LIB_C)) $(patsubst src/%.cu,build/%.cu.o,$(LIB_CU))
 HEADERS := $(wildcard include/*.h src/*.h src/ksp/*.h src/mat/*.h src/cuda/*.h src/cuda/*.cuh)
 
-EXAMPLES := build/examples/solve build/examples/bench build/examples/spmv
+EXAMPLES := build/examples/solve build/examples/bench build/examples/spmv build/examples/grid_sums
 TESTS    := $(patsubst tests/%.c,build/tests/%,$(wildcard tests/*.c))
 
 .PHONY: all deps run check check-gpu clean petsc-present viennacl
@@ -69,6 +69,11 @@ build/examples/spmv: examples/spmv.c examples/problems.c examples/problems.h lib
 # ViennaCL's pipelined solvers on the same Laplacians, for the comparison
 # (Debian's libviennacl-dev, header-only; not part of all: make viennacl)
 VIENNACL_INCLUDE ?= /usr/include
+# the grid barrier and sums microbenchmark (needs no PETSc)
+build/examples/grid_sums: examples/grid_sums.cu $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -std=c++17 -Xcompiler -Wall,-Wextra $(CUDA_ARCH) -Isrc $< -o $@
+
 viennacl: build/examples/viennacl_bench
 build/examples/viennacl_bench: examples/viennacl_bench.cu
 	@test -f $(VIENNACL_INCLUDE)/viennacl/version.hpp || { echo "make viennacl: no ViennaCL headers in $(VIENNACL_INCLUDE); apt-get install libviennacl-dev" >&2; exit 1; }
