@@ -24,6 +24,7 @@
      cluster             one arrival per thread-block cluster at a counter,
                          the cluster's leader adding its blocks' sums */
 #include <cooperative_groups.h>
+#include <cuda/atomic>
 #include <cstdio>
 #include <cstdlib>
 #include "cuda/fusedcuda_impl.cuh"
@@ -37,6 +38,35 @@ namespace cg = cooperative_groups;
       exit(1); \
     } \
   } while (0)
+
+/* after the block barrier every thread takes the round's sums from shared memory */
+template <int K>
+__device__ __forceinline__ void TakeSums(const double (&result)[K], double (&sums)[K])
+{
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < K; k++) sums[k] = result[k];
+}
+
+/* the last round's sums leave the kernel, so that no round is optimized away */
+template <int K>
+__device__ __forceinline__ void KeepSums(const double (&sums)[K], double *out)
+{
+  KeepSums(sums, out);
+}
+
+/* each warp's sums of acc[] to warp_sums[k][warp], then a block barrier */
+template <int K>
+__device__ __forceinline__ void WarpSumsToShared(const double (&acc)[K], double (&warp_sums)[K][FUSED_WARPS])
+{
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    const double w = FusedWarpSum(acc[k]);
+    if (lane == 0) warp_sums[k][warp] = w;
+  }
+  __syncthreads();
+}
 
 /* each round's values: the last sums, scaled, plus something per thread */
 template <int K>
@@ -77,11 +107,9 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) BlockOrderedKernel(double *par
     if (threadIdx.x == 0)
 #pragma unroll
       for (int k = 0; k < K; k++) result[k] = v[k];
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < K; k++) sums[k] = result[k];
+    TakeSums(result, sums);
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = sums[0];
+  KeepSums(sums, out);
 }
 
 template <int K, int BLOCK, int LOADS>
@@ -98,7 +126,7 @@ __global__ void __launch_bounds__(BLOCK, 1) ByWarpKernel(double *part, int iters
     grid.sync();
     FusedSumPartialsByWarp<K, LOADS>(p, G, sums);
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = sums[0];
+  KeepSums(sums, out);
 }
 
 /* three buffers of K sums: round it adds into it % 3 and zeroes (it + 1) % 3 */
@@ -107,27 +135,19 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) AtomicKernel(double *total, in
 {
   cg::grid_group    grid = cg::this_grid();
   __shared__ double warp_sums[K][FUSED_WARPS], result[K];
-  const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   double            sums[K] = {};
   for (int it = 0; it < iters; it++) {
     double  acc[K];
     double *t = total + (it % 3) * 8;
     NextValues(sums, acc);
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-      const double w = FusedWarpSum(acc[k]);
-      if (lane == 0) warp_sums[k][warp] = w;
-    }
-    __syncthreads();
+    WarpSumsToShared(acc, warp_sums);
     if ((int)threadIdx.x < K) atomicAdd(&t[threadIdx.x], FusedSumOfWarps(warp_sums[threadIdx.x]));
     if (blockIdx.x == 0 && (int)threadIdx.x < K) total[((it + 1) % 3) * 8 + threadIdx.x] = 0.0;
     grid.sync();
     if ((int)threadIdx.x < K) result[threadIdx.x] = __ldcg(&t[threadIdx.x]);
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < K; k++) sums[k] = result[k];
+    TakeSums(result, sums);
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = sums[0];
+  KeepSums(sums, out);
 }
 
 /* count[0]: arrivals, count[32]: the round the last block has released */
@@ -166,23 +186,20 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) LastBlockKernel(double *part, 
 #pragma unroll
       for (int k = 0; k < K; k++) result[k] = __ldcg(&t[k]);
     }
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < K; k++) sums[k] = result[k];
+    TakeSums(result, sums);
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = sums[0];
+  KeepSums(sums, out);
 }
 
-__device__ __forceinline__ double LoadRelaxed(const double *p)
+/* a partial read while its owner may be writing it, and written so */
+__device__ __forceinline__ double LoadRelaxed(double *p)
 {
-  double v;
-  asm volatile("ld.relaxed.gpu.global.f64 %0, [%1];" : "=d"(v) : "l"(p) : "memory");
-  return v;
+  return cuda::atomic_ref<double, cuda::thread_scope_device>(*p).load(cuda::memory_order_relaxed);
 }
 
 __device__ __forceinline__ void StoreRelaxed(double *p, double v)
 {
-  asm volatile("st.relaxed.gpu.global.f64 [%0], %1;" ::"l"(p), "d"(v) : "memory");
+  cuda::atomic_ref<double, cuda::thread_scope_device>(*p).store(v, cuda::memory_order_relaxed);
 }
 
 /* all bits set: a slot not yet written (a NaN no sum is stored as) */
@@ -204,12 +221,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) PollKernel(double *part, int i
     double  acc[K];
     double *p = part + (size_t)(it % 3) * K * G, *p_next = part + (size_t)((it + 1) % 3) * K * G;
     NextValues(sums, acc);
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-      const double w = FusedWarpSum(acc[k]);
-      if (lane == 0) warp_sums[k][warp] = w;
-    }
-    __syncthreads();
+    WarpSumsToShared(acc, warp_sums);
     if ((int)threadIdx.x < K) {
       double s = FusedSumOfWarps(warp_sums[threadIdx.x]);
       if (isnan(s)) s = __longlong_as_double(0x7ff8000000000000LL);
@@ -236,18 +248,9 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) PollKernel(double *part, int i
       sum = FusedWarpSum(sum);
       if (lane == 0) result[warp] = sum;
     }
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < K; k++) sums[k] = result[k];
+    TakeSums(result, sums);
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = sums[0];
-}
-
-__device__ __forceinline__ unsigned LoadAcquire(const unsigned *p)
-{
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
+  KeepSums(sums, out);
 }
 
 /* the cluster's leader adds its blocks' sums (shared memory of the cluster)
@@ -269,12 +272,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) ClusterKernel(double *part, un
     target += C;
     NextValues(sums, acc);
     if (SUMS) {
-#pragma unroll
-      for (int k = 0; k < K; k++) {
-        const double w = FusedWarpSum(acc[k]);
-        if (lane == 0) warp_sums[k][warp] = w;
-      }
-      __syncthreads();
+      WarpSumsToShared(acc, warp_sums);
       if ((int)threadIdx.x < K) block_sums[threadIdx.x] = FusedSumOfWarps(warp_sums[threadIdx.x]);
     }
     cluster.sync();
@@ -288,7 +286,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) ClusterKernel(double *part, un
       if (lane == 0) {
         __threadfence();
         atomicAdd(count, 1u);
-        while ((int)(LoadAcquire(count) - target) < 0) { }
+        while ((int)(cuda::atomic_ref<unsigned, cuda::thread_scope_device>(*count).load(cuda::memory_order_acquire) - target) < 0) { }
       }
       __syncwarp();
     }
@@ -300,11 +298,9 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) ClusterKernel(double *part, un
       v = FusedWarpSum(v);
       if (lane == 0) result[warp] = v;
     }
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < K; k++) sums[k] = result[k];
+    TakeSums(result, sums);
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = sums[0];
+  KeepSums(sums, out);
 }
 
 __global__ void ClusterSyncKernel(int iters, double *out)
