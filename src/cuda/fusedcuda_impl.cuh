@@ -26,7 +26,7 @@ int FusedMalloc(void **ptr, size_t bytes, const char *what);
 /* The single-kernel loops (CG, BiCGStab) run one block per multiprocessor:
    of FUSED_BLOCK threads where that covers the rows, else of
    FUSED_WIDE_BLOCK. Half the partials of two blocks of 256 per
-   multiprocessor: a barrier and its 5 sums took 2.22 us against 2.58
+   multiprocessor: a barrier and its 5 sums took 2.20-2.22 us against 2.57-2.58
    (H100, examples/grid_sums.cu; see also FusedSingleKernelBlock()).
    FUSED_SINGLE_LOADS partials per lane at once then cover 160
    multiprocessors. */
@@ -461,8 +461,8 @@ __device__ __forceinline__ void FusedStorePartials(double (&v)[K], double *part)
    (LOADS of them at once) and adds them in that order, then one shuffle
    tree; one block barrier. (Keeping FusedBlockSum's order, as the graphs'
    kernels add, took eight shuffle trees per sum and, above 256 partials, a
-   second stage: on 264 blocks a barrier and its 5 sums took 3.02 us
-   against 2.58; H100, examples/grid_sums.cu.) K warps. */
+   second stage: on 264 blocks a barrier and its 5 sums took 3.00-3.02 us
+   against 2.57-2.58; H100, examples/grid_sums.cu.) K warps. */
 template <int K, int LOADS = FUSED_SINGLE_LOADS>
 __device__ __forceinline__ void FusedSumPartialsByWarp(const double *part, int G, double (&out)[K])
 {
