@@ -439,7 +439,8 @@ __device__ __forceinline__ double FusedSumOfWarps(const double *w)
 
 /* The block's sums of v[] go to part[k * gridDim.x + blockIdx.x], with one
    block barrier; for blocks of FUSED_BLOCK threads as FusedBlockSum adds
-   them. As above, two calls with the same K need a barrier between them. */
+   them. Two calls with the same K need a barrier between them (the loops'
+   grid barriers): warp_sums[] is rewritten. */
 template <int K, int BLOCK = FUSED_BLOCK>
 __device__ __forceinline__ void FusedStorePartials(double (&v)[K], double *part)
 {
@@ -462,7 +463,8 @@ __device__ __forceinline__ void FusedStorePartials(double (&v)[K], double *part)
    tree; one block barrier. (Keeping FusedBlockSum's order, as the graphs'
    kernels add, took eight shuffle trees per sum and, above 256 partials, a
    second stage: on 264 blocks a barrier and its 5 sums took 3.00-3.02 us
-   against 2.57-2.58; H100, examples/grid_sums.cu.) K warps. */
+   against 2.57-2.58; H100, examples/grid_sums.cu.) K warps. Two calls
+   with the same K need a barrier between them: result[] is rewritten. */
 template <int K, int LOADS = FUSED_SINGLE_LOADS>
 __device__ __forceinline__ void FusedSumPartialsByWarp(const double *part, int G, double (&out)[K])
 {
