@@ -55,19 +55,6 @@ __device__ __forceinline__ void KeepSums(const double (&sums)[K], double *out)
   KeepSums(sums, out);
 }
 
-/* each warp's sums of acc[] to warp_sums[k][warp], then a block barrier */
-template <int K>
-__device__ __forceinline__ void WarpSumsToShared(const double (&acc)[K], double (&warp_sums)[K][FUSED_WARPS])
-{
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-  for (int k = 0; k < K; k++) {
-    const double w = FusedWarpSum(acc[k]);
-    if (lane == 0) warp_sums[k][warp] = w;
-  }
-  __syncthreads();
-}
-
 /* each round's values: the last sums, scaled, plus something per thread */
 template <int K>
 __device__ __forceinline__ void NextValues(const double (&sums)[K], double (&acc)[K])
@@ -140,7 +127,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) AtomicKernel(double *total, in
     double  acc[K];
     double *t = total + (it % 3) * 8;
     NextValues(sums, acc);
-    WarpSumsToShared(acc, warp_sums);
+    FusedWarpSumsToShared(acc, warp_sums);
     if ((int)threadIdx.x < K) atomicAdd(&t[threadIdx.x], FusedSumOfWarps(warp_sums[threadIdx.x]));
     if (blockIdx.x == 0 && (int)threadIdx.x < K) total[((it + 1) % 3) * 8 + threadIdx.x] = 0.0;
     grid.sync();
@@ -221,7 +208,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) PollKernel(double *part, int i
     double  acc[K];
     double *p = part + (size_t)(it % 3) * K * G, *p_next = part + (size_t)((it + 1) % 3) * K * G;
     NextValues(sums, acc);
-    WarpSumsToShared(acc, warp_sums);
+    FusedWarpSumsToShared(acc, warp_sums);
     if ((int)threadIdx.x < K) {
       double s = FusedSumOfWarps(warp_sums[threadIdx.x]);
       if (isnan(s)) s = __longlong_as_double(0x7ff8000000000000LL);
@@ -272,7 +259,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) ClusterKernel(double *part, un
     target += C;
     NextValues(sums, acc);
     if (SUMS) {
-      WarpSumsToShared(acc, warp_sums);
+      FusedWarpSumsToShared(acc, warp_sums);
       if ((int)threadIdx.x < K) block_sums[threadIdx.x] = FusedSumOfWarps(warp_sums[threadIdx.x]);
     }
     cluster.sync();

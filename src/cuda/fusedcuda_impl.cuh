@@ -341,18 +341,27 @@ __device__ __forceinline__ double FusedWarpSum(double v)
   return v;
 }
 
+/* Each warp's sums of v[k] go to warp_sums[k][warp], then a block barrier:
+   the first stage of every block sum below */
+template <int K, int BLOCK = FUSED_BLOCK>
+__device__ __forceinline__ void FusedWarpSumsToShared(const double (&v)[K], double (&warp_sums)[K][BLOCK / 32])
+{
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    const double s = FusedWarpSum(v[k]);
+    if (lane == 0) warp_sums[k][warp] = s;
+  }
+  __syncthreads();
+}
+
 /* the block's sum of v[k] lands in thread 0 */
 template <int K>
 __device__ __forceinline__ void FusedBlockSum(double (&v)[K])
 {
   __shared__ double warp_sums[K][FUSED_WARPS];
   const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-  for (int k = 0; k < K; k++) {
-    v[k] = FusedWarpSum(v[k]);
-    if (lane == 0) warp_sums[k][warp] = v[k];
-  }
-  __syncthreads();
+  FusedWarpSumsToShared<K>(v, warp_sums);
   if (warp == 0) {
 #pragma unroll
     for (int k = 0; k < K; k++) v[k] = FusedWarpSum(lane < FUSED_WARPS ? warp_sums[k][lane] : 0.0);
@@ -446,13 +455,7 @@ __device__ __forceinline__ void FusedStorePartials(double (&v)[K], double *part)
 {
   static_assert(K <= BLOCK, "one thread per sum");
   __shared__ double warp_sums[K][BLOCK / 32];
-  const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-  for (int k = 0; k < K; k++) {
-    const double s = FusedWarpSum(v[k]);
-    if (lane == 0) warp_sums[k][warp] = s;
-  }
-  __syncthreads();
+  FusedWarpSumsToShared<K, BLOCK>(v, warp_sums);
   if ((int)threadIdx.x < K) part[(size_t)threadIdx.x * gridDim.x + blockIdx.x] = FusedSumOfWarps<BLOCK / 32>(warp_sums[threadIdx.x]);
 }
 
