@@ -1,13 +1,21 @@
 # petsc-fused: builds lib/libpetscfused.so against PETSc ($PETSC_DIR, Debian's
 # petsc-dev by default) and the CUDA toolkit ($CUDA_HOME). GNU Make only.
 #
-#   make deps      install what the build needs (PETSc from apt) if it is missing
-#   make           build the library, the examples and the tests
-#   make run       the main job: solve a built-in problem with our methods and PETSc's
-#   make check     run every test this machine can run
+#   make deps        install what the build needs (PETSc from apt) if it is missing
+#   make             build the library, the examples and the tests
+#   make run         the main job: solve a built-in problem with our methods and PETSc's
+#   make check       run every test this machine can run
+#   make petsc-cuda  build PETSc 3.26.1 with CUDA into PETSC_CUDA_PREFIX (reused when there)
+#
+# Against another PETSc: make PETSC_DIR=/its/prefix [PETSC_ARCH=...]. Each
+# PETSc gets its own build folder (BUILD, default build/ for Debian's and
+# build/petsc-<major>.<minor>[-cuda] for any other), so builds against two
+# PETSc versions live side by side; lib/libpetscfused.so is Debian's build.
 
+comma := ,
 PETSC_DIR ?= /usr/lib/petsc
 CUDA_HOME ?= /usr/local/cuda
+PETSC_CUDA_PREFIX ?= /opt/petsc-3.26.1-cuda
 CUDA_ARCH ?= -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90
 
 PETSC_VARIABLES := $(PETSC_DIR)/lib/petsc/conf/variables
@@ -15,25 +23,46 @@ ifneq ($(wildcard $(PETSC_VARIABLES)),)
 include $(PETSC_VARIABLES)
 endif
 
+# The PETSc's version and whether it has CUDA pick the build folder
+PETSC_CONF_H := $(firstword $(wildcard $(PETSC_DIR)/$(PETSC_ARCH)/include/petscconf.h $(PETSC_DIR)/include/petscconf.h))
+PETSC_VER_H  := $(firstword $(wildcard $(PETSC_DIR)/include/petscversion.h))
+PETSC_MINOR  := $(if $(PETSC_VER_H),$(shell sed -n 's/^\#define PETSC_VERSION_MINOR *\([0-9]*\).*/\1/p' $(PETSC_VER_H)))
+PETSC_CUDA   := $(if $(PETSC_CONF_H),$(shell grep -q '^\#define PETSC_HAVE_CUDA 1' $(PETSC_CONF_H) && echo -cuda))
+ifeq ($(PETSC_DIR),/usr/lib/petsc)
+BUILD  ?= build
+LIBDIR ?= lib
+else
+BUILD  ?= build/petsc-3.$(PETSC_MINOR)$(PETSC_CUDA)
+LIBDIR ?= $(BUILD)/lib
+endif
+
 NVCC      := $(CUDA_HOME)/bin/nvcc
-WARN      := -Wall -Wextra -Werror=implicit-function-declaration
+# WERROR=-Werror (CI) makes every warning an error
+WERROR    ?=
+WARN      := -Wall -Wextra -Werror=implicit-function-declaration $(WERROR)
 # PETSc's headers are not ours to warn about
 PETSC_INC := $(patsubst -I%,-isystem %,$(PETSC_CC_INCLUDES))
 CFLAGS    := $(PCC_FLAGS) -O2 -fPIC $(WARN) $(PETSC_INC) -Iinclude -Isrc
-NVFLAGS   := -O3 -Xcompiler -fPIC,-Wall,-Wextra $(CUDA_ARCH) -Isrc
+NVFLAGS   := -O3 -Xcompiler -fPIC,-Wall,-Wextra$(if $(WERROR),$(comma)-Werror) $(if $(WERROR),-Werror all-warnings) $(CUDA_ARCH) -Isrc
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
-LIB_LINK  := -Llib -Wl,-rpath,$(CURDIR)/lib -lpetscfused
+LIB_LINK  := -L$(LIBDIR) -Wl,-rpath,$(abspath $(LIBDIR)) -lpetscfused
 
-LIB_C   := $(wildcard src/*.c src/ksp/*.c src/mat/*.c)
+LIB_C   := $(wildcard src/*.c src/ksp/*.c src/mat/*.c src/device/*.c)
 LIB_CU  := $(wildcard src/cuda/*.cu)
-LIB_OBJ := $(patsubst src/%.c,build/%.o,$(LIB_C)) $(patsubst src/%.cu,build/%.cu.o,$(LIB_CU))
-HEADERS := $(wildcard include/*.h src/*.h src/ksp/*.h src/mat/*.h src/cuda/*.h src/cuda/*.cuh)
+LIB_OBJ := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_C)) $(patsubst src/%.cu,$(BUILD)/%.cu.o,$(LIB_CU))
+HEADERS := $(wildcard include/*.h src/*.h src/ksp/*.h src/mat/*.h src/device/*.h src/cuda/*.h src/cuda/*.cuh)
 
-EXAMPLES := build/examples/solve build/examples/bench build/examples/spmv build/examples/grid_sums
-TESTS    := $(patsubst tests/%.c,build/tests/%,$(wildcard tests/*.c))
+LIB      := $(LIBDIR)/libpetscfused.so
+EXAMPLES := $(BUILD)/examples/solve $(BUILD)/examples/bench $(BUILD)/examples/spmv $(BUILD)/examples/grid_sums
+TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
+# every object is rebuilt when the PETSc it was built against changes
+STAMP    := $(BUILD)/petsc-dir.stamp
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(STAMP) 2>/dev/null)" = "$(PETSC_DIR) $(PETSC_ARCH)" ] || echo "$(PETSC_DIR) $(PETSC_ARCH)" > $(STAMP); })
+# what the test runner needs to know of this build
+RUN_ENV  := FUSED_BUILD=$(BUILD) FUSED_LIB=$(LIB)
 
-.PHONY: all deps run check check-gpu clean petsc-present viennacl
-all: petsc-present lib/libpetscfused.so $(EXAMPLES) $(TESTS)
+.PHONY: all deps run check check-gpu clean petsc-present viennacl petsc-cuda
+all: petsc-present $(LIB) $(EXAMPLES) $(TESTS)
 
 petsc-present:
 	@test -f "$(PETSC_VARIABLES)" || { echo "No PETSc at PETSC_DIR=$(PETSC_DIR): run 'make deps' first (it installs Debian's petsc-dev), or set PETSC_DIR"; exit 1; }
@@ -41,28 +70,32 @@ petsc-present:
 deps:
 	@sh tools/deps.sh "$(PETSC_DIR)" "$(CUDA_HOME)"
 
-lib/libpetscfused.so: $(LIB_OBJ)
-	@mkdir -p lib
+# PETSc 3.26.1 with CUDA from PyPI's source distribution (about 17 minutes on 2 cores)
+petsc-cuda:
+	@sh tools/petsc-cuda.sh "$(PETSC_CUDA_PREFIX)" "$(CUDA_HOME)"
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
 	$(PCC) -shared -o $@ $^ $(PETSC_LIB) $(CUDA_LIBS)
 
-build/%.o: src/%.c $(HEADERS)
+$(BUILD)/%.o: src/%.c $(HEADERS) $(STAMP)
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) -c $< -o $@
 
-build/%.cu.o: src/%.cu $(HEADERS)
+$(BUILD)/%.cu.o: src/%.cu $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
-build/examples/solve: examples/solve.c examples/problems.c examples/problems.h examples/partition.c examples/partition.h lib/libpetscfused.so
+$(BUILD)/examples/solve: examples/solve.c examples/problems.c examples/problems.h examples/partition.c examples/partition.h $(LIB) $(STAMP)
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) -Iexamples examples/solve.c examples/problems.c examples/partition.c -o $@ $(LIB_LINK) $(PETSC_LIB)
 
-build/examples/bench: examples/bench.c examples/problems.c examples/problems.h lib/libpetscfused.so
+$(BUILD)/examples/bench: examples/bench.c examples/problems.c examples/problems.h $(LIB) $(STAMP)
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) -Iexamples examples/bench.c examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB)
 
 # The SpMV benchmark calls cuSPARSE itself, to time it beside our storage
-build/examples/spmv: examples/spmv.c examples/problems.c examples/problems.h lib/libpetscfused.so
+$(BUILD)/examples/spmv: examples/spmv.c examples/problems.c examples/problems.h $(LIB) $(STAMP)
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) -isystem $(CUDA_HOME)/include -Iexamples examples/spmv.c examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB) $(CUDA_LIBS) -lcusparse
 
@@ -70,7 +103,7 @@ build/examples/spmv: examples/spmv.c examples/problems.c examples/problems.h lib
 # (Debian's libviennacl-dev, header-only; not part of all: make viennacl)
 VIENNACL_INCLUDE ?= /usr/include
 # the grid barrier and sums microbenchmark (needs no PETSc)
-build/examples/grid_sums: examples/grid_sums.cu $(HEADERS)
+$(BUILD)/examples/grid_sums: examples/grid_sums.cu $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O3 -std=c++17 -Xcompiler -Wall,-Wextra $(CUDA_ARCH) -Isrc $< -o $@
 
@@ -81,28 +114,28 @@ build/examples/viennacl_bench: examples/viennacl_bench.cu
 	$(NVCC) -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -Xcompiler -Wall,-Wextra $(if $(filter /usr/include,$(VIENNACL_INCLUDE)),,-isystem $(VIENNACL_INCLUDE)) $< -o $@
 
 # Test programs link the library, except the -dll_append test, which must not.
-build/tests/dll_append: tests/dll_append.c
+$(BUILD)/tests/dll_append: tests/dll_append.c $(STAMP)
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) $< -o $@ $(PETSC_LIB)
 
 # The halo plan is internal to the library: its test compiles it in.
-build/tests/halo: tests/halo.c src/ksp/fusedhalo.c src/ksp/fusedhalo.h
+$(BUILD)/tests/halo: tests/halo.c src/device/fusedhalo.c src/device/fusedhalo.h $(STAMP)
 	@mkdir -p $(dir $@)
-	$(PCC) $(CFLAGS) $< src/ksp/fusedhalo.c -o $@ $(PETSC_LIB)
+	$(PCC) $(CFLAGS) $< src/device/fusedhalo.c -o $@ $(PETSC_LIB)
 
-build/tests/%: tests/%.c examples/problems.c examples/problems.h examples/partition.c examples/partition.h lib/libpetscfused.so
+$(BUILD)/tests/%: tests/%.c examples/problems.c examples/problems.h examples/partition.c examples/partition.h $(LIB) $(STAMP)
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) -Iexamples $< examples/problems.c examples/partition.c -o $@ $(LIB_LINK) $(PETSC_LIB)
 
 # The default problem; RUN_ARGS adds options, e.g. RUN_ARGS="-f tests/data/494_bus.mtx -pc_type jacobi"
 run: all
-	build/examples/solve -pc_type jacobi $(RUN_ARGS)
+	$(BUILD)/examples/solve -pc_type jacobi $(RUN_ARGS)
 
 check: all
-	@sh tests/run.sh
+	@$(RUN_ENV) sh tests/run.sh
 
 check-gpu: all
-	@FUSED_REQUIRE_GPU=1 sh tests/run.sh
+	@$(RUN_ENV) FUSED_REQUIRE_GPU=1 sh tests/run.sh
 
 clean:
-	rm -rf build lib
+	rm -rf $(BUILD) $(LIBDIR)

@@ -89,7 +89,7 @@ static PetscErrorCode OperatorBytes(Mat A, double *bytes)
    iterations), so that the per-solve costs (b and x across PCIe, the first
    and last host looks) do not pollute it; those come out as the overhead.
    Each time is the fastest of -reps solves. */
-static PetscErrorCode TimeMethod(Mat A, Vec b, const char *type, PetscInt its, PetscInt reps, PetscReal *us_per_it, PetscReal *overhead_ms, PetscInt *done_its, PetscInt *restart)
+static PetscErrorCode TimeMethod(Mat A, Vec b, const char *type, PetscInt its, PetscInt reps, PetscReal *us_per_it, PetscReal *overhead_ms, PetscInt *done_its, PetscInt *restart, char *backend, size_t backendlen)
 {
   KSP            ksp;
   PC             pc;
@@ -133,6 +133,7 @@ static PetscErrorCode TimeMethod(Mat A, Vec b, const char *type, PetscInt its, P
   *done_its    = n[0];
   *us_per_it   = n[1] > n[0] ? 1e6 * (t[1] - t[0]) / (n[1] - n[0]) : 1e6 * t[0] / PetscMax(n[0], 1);
   *overhead_ms = 1e3 * (t[0] - 1e-6 * *us_per_it * n[0]);
+  PetscCall(ProblemBackendLabel(ksp, backend, backendlen));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&x));
   PetscFunctionReturn(0);
@@ -151,6 +152,7 @@ int main(int argc, char **argv)
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(PetscFusedInitializePackage());
+  PetscCall(ProblemIgnoreKSPType("bench", "choose methods with -methods"));
   methods[0] = (char *)KSPPCGFUSED;
   methods[1] = (char *)KSPPBCGSFUSED;
   methods[2] = (char *)KSPPGMRESFUSED;
@@ -184,10 +186,10 @@ int main(int argc, char **argv)
   } else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "device: none (%s); no floor\n", reason));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d MPI rank(s); Jacobi PC; %" PetscInt_FMT " iterations per timed solve after a warm-up solve, the fastest of %" PetscInt_FMT "\n\n", size, its, reps));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "us/iter: (time of a 2*its solve - time of an its solve) / its; per solve: the rest of an its solve (transfers, first and last steps)\n"));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10s %-12s %6s %11s %11s %8s %14s\n", "problem", "rows", "method", "its", "us/iter", "floor us", "x floor", "per solve ms"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10s %-12s %-16s %6s %11s %11s %8s %14s\n", "problem", "rows", "method", "backend", "its", "us/iter", "floor us", "x floor", "per solve ms"));
   if (csvpath[0]) {
     PetscCall(PetscFOpen(PETSC_COMM_WORLD, csvpath, "a", &csv));
-    PetscCall(PetscFPrintf(PETSC_COMM_WORLD, csv, "label,device,ranks,problem,rows,method,its,us_per_iter,floor_us,bandwidth_GBs,per_solve_ms\n"));
+    PetscCall(PetscFPrintf(PETSC_COMM_WORLD, csv, "label,device,ranks,problem,rows,method,its,us_per_iter,floor_us,bandwidth_GBs,per_solve_ms,backend\n"));
   }
 
   for (i = 0; i < n2 + n3 + nf; i++) {
@@ -237,18 +239,19 @@ int main(int argc, char **argv)
     for (m = 0; m < nm; m++) {
       PetscReal us = 0.0, overhead = 0.0;
       PetscInt  done = 0, restart = 30;
+      char      backend[32];
       double    floor_us = 0.0;
       Traffic   t;
 
-      PetscCall(TimeMethod(A, b, methods[m], its, reps, &us, &overhead, &done, &restart));
+      PetscCall(TimeMethod(A, b, methods[m], its, reps, &us, &overhead, &done, &restart, backend, sizeof(backend)));
       t = MethodTraffic(methods[m], restart, size, rows);
       if (gpu && t.passes > 0) {
         double mine = 1e6 * (t.passes * 8.0 * nlocal + t.products * opbytes) / bw;
         PetscCallMPI(MPI_Allreduce(&mine, &floor_us, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
       }
-      if (floor_us > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10" PetscInt_FMT " %-12s %6" PetscInt_FMT " %11.1f %11.1f %8.2f %14.2f\n", pname, rows, methods[m], done, (double)us, floor_us, (double)us / floor_us, (double)overhead));
-      else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10" PetscInt_FMT " %-12s %6" PetscInt_FMT " %11.1f %11s %8s %14.2f\n", pname, rows, methods[m], done, (double)us, "-", "-", (double)overhead));
-      if (csv) PetscCall(PetscFPrintf(PETSC_COMM_WORLD, csv, "%s,%s,%d,%s,%" PetscInt_FMT ",%s,%" PetscInt_FMT ",%.2f,%.2f,%.1f,%.3f\n", label, devname, size, pname, rows, methods[m], done, (double)us, floor_us, bw / 1e9, (double)overhead));
+      if (floor_us > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10" PetscInt_FMT " %-12s %-16s %6" PetscInt_FMT " %11.1f %11.1f %8.2f %14.2f\n", pname, rows, methods[m], backend, done, (double)us, floor_us, (double)us / floor_us, (double)overhead));
+      else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10" PetscInt_FMT " %-12s %-16s %6" PetscInt_FMT " %11.1f %11s %8s %14.2f\n", pname, rows, methods[m], backend, done, (double)us, "-", "-", (double)overhead));
+      if (csv) PetscCall(PetscFPrintf(PETSC_COMM_WORLD, csv, "%s,%s,%d,%s,%" PetscInt_FMT ",%s,%" PetscInt_FMT ",%.2f,%.2f,%.1f,%.3f,%s\n", label, devname, size, pname, rows, methods[m], done, (double)us, floor_us, bw / 1e9, (double)overhead, backend));
     }
     PetscCall(MatDestroy(&A));
     PetscCall(VecDestroy(&xstar));

@@ -1,6 +1,8 @@
 /* Row redistribution for smaller halos (partition.h). */
-#include <zoltan.h>
 #include "partition.h"
+#if defined(PETSC_HAVE_ZOLTAN)
+  #include <zoltan.h>
+#endif
 
 const char *const PartitionModes[] = {"none", "graph", "hypergraph", "PartitionMode", "PARTITION_", NULL};
 
@@ -28,6 +30,7 @@ PetscErrorCode PartitionStatsGet(Mat A, PartitionStats *st)
   PetscFunctionReturn(0);
 }
 
+#if defined(PETSC_HAVE_ZOLTAN)
 /* Zoltan's view of the rows, the column-net model of Catalyurek and Aykanat:
    vertices are rows, and net j holds the rows with an entry in column j and
    row j itself (the owner of x_j). A net over k parts costs k - 1 transfers of
@@ -151,6 +154,14 @@ static PetscErrorCode PartitionHypergraph(Mat A, IS *newrank)
   PetscCall(ISCreateGeneral(comm, z.nlocal, dest, PETSC_OWN_POINTER, newrank));
   PetscFunctionReturn(0);
 }
+#else
+static PetscErrorCode PartitionHypergraph(Mat A, IS *newrank)
+{
+  PetscFunctionBegin;
+  (void)newrank;
+  SETERRQ(PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "-partition hypergraph needs Zoltan, and this PETSc was configured without it (reconfigure with --with-zoltan, as make petsc-cuda does); or use -partition graph");
+}
+#endif
 
 /* For each local row, the rank it goes to, from MatPartitioning on A + A^T */
 static PetscErrorCode PartitionGraph(Mat A, IS *newrank)
@@ -165,7 +176,13 @@ static PetscErrorCode PartitionGraph(Mat A, IS *newrank)
   PetscCall(MatConvert(sym, MATMPIADJ, MAT_INITIAL_MATRIX, &adj));
   PetscCall(MatPartitioningCreate(PetscObjectComm((PetscObject)A), &part));
   PetscCall(MatPartitioningSetAdjacency(part, adj));
+#if defined(PETSC_HAVE_PTSCOTCH)
   PetscCall(MatPartitioningSetType(part, MATPARTITIONINGPTSCOTCH));
+#elif defined(PETSC_HAVE_PARMETIS)
+  PetscCall(MatPartitioningSetType(part, MATPARTITIONINGPARMETIS));
+#else
+  SETERRQ(PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "-partition graph needs PT-Scotch or ParMETIS, and this PETSc was configured with neither (reconfigure with --with-ptscotch, as make petsc-cuda does)");
+#endif
   PetscCall(MatPartitioningSetFromOptions(part)); /* -mat_partitioning_type another */
   PetscCall(MatPartitioningApply(part, newrank));
   PetscCall(MatPartitioningDestroy(&part));

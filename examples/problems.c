@@ -213,3 +213,49 @@ PetscErrorCode ProblemRelativeError(Vec x, Vec xstar, PetscReal *err)
   PetscCall(VecDestroy(&e));
   PetscFunctionReturn(0);
 }
+
+PetscErrorCode ProblemIgnoreKSPType(const char *program, const char *instead)
+{
+  char      type[64];
+  PetscBool set;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-ksp_type", type, sizeof(type), &set));
+  if (!set) PetscFunctionReturn(0);
+  PetscCall(PetscFPrintf(PETSC_COMM_WORLD, PETSC_STDERR, "%s: warning: -ksp_type %s is ignored: each row runs its own method with the other options; %s\n", program, type, instead));
+  PetscCall(PetscOptionsClearValue(NULL, "-ksp_type"));
+  PetscFunctionReturn(0);
+}
+
+PetscBool ProblemIsFusedType(const char *type)
+{
+  return (PetscBool)(!strcmp(type, KSPPCGFUSED) || !strcmp(type, KSPPBCGSFUSED) || !strcmp(type, KSPPGMRESFUSED));
+}
+
+PetscErrorCode ProblemBackendLabel(KSP ksp, char *label, size_t len)
+{
+  KSPType            type;
+  Mat                A;
+  Vec                x;
+  const PetscScalar *a;
+  PetscMemType       mtype;
+  PetscBool          devmat;
+
+  PetscFunctionBegin;
+  PetscCall(KSPGetType(ksp, &type));
+  if (ProblemIsFusedType(type)) {
+    KSPFusedBackend used;
+
+    PetscCall(KSPFusedGetBackendUsed(ksp, &used));
+    PetscCall(PetscStrncpy(label, used == KSP_FUSED_BACKEND_CUDA ? "GPU (CUDA)" : "CPU (reference)", len));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(KSPGetSolution(ksp, &x));
+  PetscCall(VecGetArrayReadAndMemType(x, &a, &mtype));
+  PetscCall(VecRestoreArrayReadAndMemType(x, &a));
+  PetscCall(KSPGetOperators(ksp, &A, NULL));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &devmat, MATSEQHYBCUDA, MATMPIHYBCUDA, "seqaijcusparse", "mpiaijcusparse", ""));
+  if (PetscMemTypeDevice(mtype)) PetscCall(PetscStrncpy(label, "GPU (PETSc)", len));
+  else PetscCall(PetscStrncpy(label, devmat ? "CPU + GPU Mat" : "CPU (PETSc)", len));
+  PetscFunctionReturn(0);
+}

@@ -38,4 +38,17 @@ PetscErrorCode ProblemExactSolution(Mat, Vec *xstar, Vec *b);
 PetscErrorCode ProblemTrueResidual(Mat, Vec b, Vec x, PetscReal *rel);
 /* |x - x*| / |x*| */
 PetscErrorCode ProblemRelativeError(Vec x, Vec xstar, PetscReal *err);
+
+/* For programs that run several methods side by side, each set with
+   KSPSetType() and then KSPSetFromOptions(): a -ksp_type on the command line
+   would replace every one of them, so it is removed from the options with a
+   warning on stderr that names the program's own way to choose methods. */
+PetscErrorCode ProblemIgnoreKSPType(const char *program, const char *instead);
+/* Where the solve of ksp ran, read from what ran: "GPU (CUDA)" or "CPU
+   (reference)" for the fused methods (KSPFusedGetBackendUsed()); for PETSc's
+   own, "GPU (PETSc)" where its vectors live on the device, "CPU + GPU Mat"
+   where only the operator is a device type, else "CPU (PETSc)". */
+PetscErrorCode ProblemBackendLabel(KSP ksp, char *label, size_t len);
+/* Whether type is one of the fused methods */
+PetscBool ProblemIsFusedType(const char *type);
 #endif

@@ -5,8 +5,10 @@
                           [-methods pcgfused,pbcgsfused,pgmresfused] [-compare 1]
                           [-pc_type jacobi] [-ksp_rtol 1e-8] ...
 
-   Every KSP and PC option applies to every method. Without -rhs, b = A x*
-   for a known x*, and the error against x* is shown. */
+   Every KSP and PC option applies to every method, except -ksp_type (each
+   row is its own method: choose them with -methods). Without -rhs, b = A x*
+   for a known x*, and the error against x* is shown. The backend column says
+   where each solve ran, as read from the solver and its vectors. */
 #include "problems.h"
 #include "partition.h"
 
@@ -50,12 +52,7 @@ static PetscErrorCode RunMethod(Mat A, Vec b, Vec xstar, Run *run)
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(PetscTime(&t2));
   PetscCall(KSPGetIterationNumber(ksp, &run->its));
-  PetscCall(PetscStrncpy(run->backend, "CPU (PETSc)", sizeof(run->backend)));
-  if (run->ours) {
-    KSPFusedBackend used;
-    PetscCall(KSPFusedGetBackendUsed(ksp, &used));
-    PetscCall(PetscStrncpy(run->backend, used == KSP_FUSED_BACKEND_CUDA ? "GPU (CUDA)" : "CPU (reference)", sizeof(run->backend)));
-  }
+  PetscCall(ProblemBackendLabel(ksp, run->backend, sizeof(run->backend)));
   PetscCall(KSPGetConvergedReason(ksp, &run->reason));
   run->tsetup = t1 - t0;
   run->tsolve = t2 - t1;
@@ -90,8 +87,8 @@ int main(int argc, char **argv)
   PartitionMode  partition = PARTITION_NONE;
   BandKind       band      = BAND_NONE;
   PetscInt       band_copies = 64;
-  char           file[PETSC_MAX_PATH_LEN] = "", rhsfile[PETSC_MAX_PATH_LEN] = "", *methods[8], desc[256], devinfo[512];
-  PetscInt       nmethods = 8, n = 40, nruns = 0, i, j, N, nnz_local;
+  char           file[PETSC_MAX_PATH_LEN] = "", rhsfile[PETSC_MAX_PATH_LEN] = "", *methods[MAX_RUNS + 1], desc[256], devinfo[512];
+  PetscInt       nmethods = MAX_RUNS + 1, n = 40, nruns = 0, i, j, N, nnz_local;
   ProblemType    problem  = PROBLEM_LAP3D;
   PetscBool      hasfile, hasrhs, compare = PETSC_TRUE, hasmethods, symmetric = PETSC_TRUE;
   Mat            A;
@@ -105,6 +102,7 @@ int main(int argc, char **argv)
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, "petsc-fused: solve with the fused methods and PETSc's own\n"));
   PetscCall(PetscFusedInitializePackage());
+  PetscCall(ProblemIgnoreKSPType("solve", "choose methods with -methods (ours or PETSc's, e.g. -methods pcgfused,cg) and -compare"));
   PetscCall(PetscTime(&tstart));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "petsc-fused solve", "");
@@ -112,18 +110,20 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsString("-rhs", "Right-hand side: Matrix Market n x 1 (default b = A x*)", "", rhsfile, rhsfile, sizeof(rhsfile), &hasrhs));
   PetscCall(PetscOptionsEnum("-problem", "Built-in problem when no -f is given", "", ProblemTypes, (PetscEnum)problem, (PetscEnum *)&problem, NULL));
   PetscCall(PetscOptionsInt("-n", "Points per side of the built-in problem", "", n, &n, &nset));
-  PetscCall(PetscOptionsStringArray("-methods", "Fused methods to run", "", methods, &nmethods, &hasmethods));
+  PetscCall(PetscOptionsStringArray("-methods", "Methods to run: fused ones (each with its PETSc counterparts under -compare) or PETSc's own", "", methods, &nmethods, &hasmethods));
   PetscCall(PetscOptionsBool("-compare", "Also run PETSc's own counterparts", "", compare, &compare, NULL));
   PetscCall(PetscOptionsEnum("-band", "With -f: solve on a large-bandwidth matrix made of copies of it: none, band, fiveband", "", BandKinds, (PetscEnum)band, (PetscEnum *)&band, NULL));
   PetscCall(PetscOptionsInt("-band_copies", "Copies of the -f matrix in the -band matrix", "", band_copies, &band_copies, NULL));
   PetscCall(PetscOptionsEnum("-partition", "Redistribute the rows first: none, graph (PT-Scotch), hypergraph (Zoltan PHG)", "", PartitionModes, (PetscEnum)partition, (PetscEnum *)&partition, NULL));
   PetscOptionsEnd();
+  /* one more room than allowed, so that a list that is too long is seen, not cut */
+  PetscCheck(!hasmethods || nmethods <= MAX_RUNS, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-methods: at most %d methods in one run", MAX_RUNS);
 
   PetscCall(PetscFusedCUDADeviceCount(&ndev, reason, sizeof(reason)));
   if (ndev > 0) {
     char name[256];
     PetscCall(PetscFusedCUDADeviceName(0, name, sizeof(name)));
-    PetscCall(PetscSNPrintf(devinfo, sizeof(devinfo), "GPU: %s; the fused methods run on it (CUDA backend), PETSc's own on one CPU core per rank", name));
+    PetscCall(PetscSNPrintf(devinfo, sizeof(devinfo), "GPU: %s (each row's backend says where it ran)", name));
     /* large enough for the GPU to matter, small enough that PETSc's own GMRES
        on one core keeps the whole comparison under a minute */
     if (!hasfile && !nset) n = problem == PROBLEM_LAP3D ? 64 : 512;
@@ -180,7 +180,7 @@ int main(int argc, char **argv)
     PetscCall(PetscStrallocpy(KSPPGMRESFUSED, &methods[nmethods++]));
   }
   for (i = 0; i < nmethods; i++) {
-    PetscCall(AddRun(runs, &nruns, methods[i], PETSC_TRUE));
+    PetscCall(AddRun(runs, &nruns, methods[i], ProblemIsFusedType(methods[i])));
     if (compare) {
       char  list[64], *tok, *save = NULL;
       PetscCall(PetscStrncpy(list, Counterparts(methods[i]), sizeof(list)));

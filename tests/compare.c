@@ -81,6 +81,7 @@ int main(int argc, char **argv)
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(PetscFusedInitializePackage());
+  PetscCall(ProblemIgnoreKSPType("compare", "the methods are -method and its counterpart"));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-method", method, sizeof(method), NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-f", file, sizeof(file), &hasfile));
   PetscCall(PetscOptionsGetEnum(NULL, NULL, "-problem", ProblemTypes, (PetscEnum *)&problem, NULL));

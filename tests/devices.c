@@ -11,6 +11,13 @@ int main(int argc, char **argv)
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-require", &require, NULL));
+  {
+    /* the runner reads this line to pick the tests whose meaning differs by version */
+    PetscInt major, minor, subminor;
+
+    PetscCall(PetscGetVersionNumber(&major, &minor, &subminor, NULL));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PETSc version: %" PetscInt_FMT ".%" PetscInt_FMT ".%" PetscInt_FMT "\n", major, minor, subminor));
+  }
   PetscCall(PetscFusedCUDADeviceCount(&count, reason, sizeof(reason)));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "CUDA devices: %" PetscInt_FMT " (%s)\n", count, reason));
   for (i = 0; i < count; i++) {

@@ -2,7 +2,10 @@
    without our header or library. Run with
      -dll_append lib/libpetscfused.so -ksp_type pgmresfused
    it must solve with the fused method. Asserts the type that ran (given as
-   -expect_type), convergence, and the true residual. */
+   -expect_type), convergence, and the true residual within 10x the relative
+   tolerance (1e-10 unless the options change it). -expect_rtol R and
+   -expect_max_it M assert the tolerances in force after the options (for
+   PETSc's own meaning of negative values, which changed between versions). */
 #include <petscksp.h>
 
 int main(int argc, char **argv)
@@ -14,11 +17,14 @@ int main(int argc, char **argv)
   KSPConvergedReason reason;
   char               expect[64] = "";
   PetscInt           n = 400, i, rstart, rend;
-  PetscReal          rn, bn;
-  PetscBool          same, ok = PETSC_TRUE;
+  PetscReal          rn, bn, rtol, expect_rtol = -1.0;
+  PetscInt           max_it, expect_max_it = -1;
+  PetscBool          same, ok = PETSC_TRUE, has_rtol, has_max_it;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-expect_type", expect, sizeof(expect), NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-expect_rtol", &expect_rtol, &has_rtol));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_max_it", &expect_max_it, &has_max_it));
   PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n, 3, NULL, 1, NULL, &A));
   PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
   for (i = rstart; i < rend; i++) {
@@ -35,6 +41,16 @@ int main(int argc, char **argv)
   PetscCall(KSPSetOperators(ksp, A, A));
   PetscCall(KSPSetTolerances(ksp, 1e-10, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
   PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(KSPGetTolerances(ksp, &rtol, NULL, NULL, &max_it));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  rtol %g, max_it %" PetscInt_FMT " after the options\n", (double)rtol, max_it));
+  if (has_rtol && rtol != expect_rtol) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: rtol %g, expected %g\n", (double)rtol, (double)expect_rtol));
+    ok = PETSC_FALSE;
+  }
+  if (has_max_it && max_it != expect_max_it) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: max_it %" PetscInt_FMT ", expected %" PetscInt_FMT "\n", max_it, expect_max_it));
+    ok = PETSC_FALSE;
+  }
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(KSPGetType(ksp, &type));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
@@ -48,7 +64,7 @@ int main(int argc, char **argv)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: KSP type %s, expected %s\n", type, expect));
     ok = PETSC_FALSE;
   }
-  if (reason <= 0 || rn / bn > 1e-9) {
+  if (reason <= 0 || rn / bn > 10 * rtol) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: did not solve\n"));
     ok = PETSC_FALSE;
   }

@@ -10,9 +10,15 @@
 #           error:REGEX   nonzero exit and REGEX (grep -E) in the output
 #           gpuerror:REGEX  the same, on a CUDA device only (skipped elsewhere)
 #           nogpuerror:REGEX  the same, where there is no CUDA device (skipped on a GPU host)
+#   expect may start with "petsc>=3.N " or "petsc<3.N ": the test belongs to
+#   those PETSc versions only and is neither run nor counted with the others
+#   (for behaviour that PETSc itself changed between versions).
+# "lib/libpetscfused.so" in a command is this build's library (FUSED_LIB).
 cd "$(dirname "$0")/.." || exit 2
-BIN=build/tests
-LOG=build/test-logs
+BUILD=${FUSED_BUILD:-build}
+FUSED_LIB=${FUSED_LIB:-lib/libpetscfused.so}
+BIN=$BUILD/tests
+LOG=$BUILD/test-logs
 mkdir -p "$LOG"
 MPIEXEC=${MPIEXEC:-mpiexec}
 # Open MPI refuses root unless told; CI runs as root
@@ -20,6 +26,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 TIMEOUT=${TEST_TIMEOUT:-600}
 
 if "$BIN/devices" -require >"$LOG/devices.log" 2>&1; then HAVE_GPU=1; else HAVE_GPU=0; fi
+PETSC_MINOR=$(sed -n 's/^PETSc version: 3\.\([0-9]*\)\..*/\1/p' "$LOG/devices.log")
+[ -n "$PETSC_MINOR" ] || { echo "FAIL: $BIN/devices did not say the PETSc version:"; cat "$LOG/devices.log"; exit 1; }
+echo "PETSc 3.$PETSC_MINOR, build $BUILD"
 if [ "$HAVE_GPU" = 0 ] && [ "${FUSED_REQUIRE_GPU:-0}" = 1 ]; then
   echo "FAIL: make check-gpu needs a CUDA device:"; cat "$LOG/devices.log"; exit 1
 fi
@@ -31,7 +40,15 @@ while IFS='|' read -r name ranks expect cmd; do
   # TESTS_FILTER=REGEX runs only the tests whose names match
   if [ -n "${TESTS_FILTER:-}" ] && ! echo "$name" | grep -Eq -- "$TESTS_FILTER"; then continue; fi
   ranks=$(echo "$ranks" | tr -d ' '); expect=$(echo "$expect" | sed 's/^ *//;s/ *$//')
-  cmd=$(echo "$cmd" | sed 's/^ *//')
+  cmd=$(echo "$cmd" | sed "s/^ *//; s|lib/libpetscfused.so|$FUSED_LIB|g")
+  case "$expect" in
+    petsc\>=3.*|petsc\<3.*)
+      cond=${expect%% *}; expect=${expect#* }; v=${cond#petsc*3.}
+      case "$cond" in
+        petsc\>=*) [ "$PETSC_MINOR" -ge "$v" ] || continue ;;
+        *) [ "$PETSC_MINOR" -lt "$v" ] || continue ;;
+      esac ;;
+  esac
   if { [ "$expect" = gpu ] || [ "${expect#gpuerror:}" != "$expect" ]; } && [ "$HAVE_GPU" = 0 ]; then
     echo "SKIP $name (no CUDA device)"; skip=$((skip + 1)); continue
   fi
@@ -40,7 +57,7 @@ while IFS='|' read -r name ranks expect cmd; do
   fi
   prog=${cmd%% *}; args=${cmd#"$prog"}
   [ "$prog" = "$cmd" ] && args=""
-  exe=$BIN/$prog; [ -x "$exe" ] || exe=build/examples/$prog # the examples are tested too
+  exe=$BIN/$prog; [ -x "$exe" ] || exe=$BUILD/examples/$prog # the examples are tested too
   if [ "$ranks" -gt 1 ]; then run="$MPIEXEC -n $ranks $exe"; else run="$exe"; fi
   # shellcheck disable=SC2086
   timeout "$TIMEOUT" $run $args >"$LOG/$name.log" 2>&1 </dev/null

@@ -2,11 +2,10 @@
    ksp->data begins with a KSPFused, so (KSPFused *)ksp->data is valid for all
    three. */
 #include "ksp/fusedimpl.h"
-#include "cuda/fusedcuda.h"
 
 const char *const KSPFusedBackends[] = {"auto", "cuda", "reference", "KSPFusedBackend", "KSP_FUSED_BACKEND_", NULL};
 
-PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, PetscOptionItems *PetscOptionsObject)
+PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, FusedOptionItems PetscOptionsObject)
 {
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Fused pipelined Krylov options");
@@ -18,7 +17,7 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Pet
   PetscCall(PetscOptionsEnum("-ksp_fused_halo", "CUDA backend, several ranks: how the ghost values travel: auto (ipc on one host), host (pinned buffers and MPI), ipc (device to device, CUDA IPC), cuda_aware_mpi", "", FusedHaloTransports, (PetscEnum)fused->halo_transport, (PetscEnum *)&fused->halo_transport, NULL));
   {
     PetscBool aware = PETSC_FALSE;
-    /* the global switch: the MPI takes device buffers */
+    /* a global switch, as in the halo's own options: the MPI takes device buffers */
     PetscCall(PetscOptionsGetBool(((PetscObject)ksp)->options, NULL, "-fused_cuda_aware_mpi", &aware, NULL));
     if (aware) {
       PetscCall(FusedHaloCheckCUDAAwareMPI(PetscObjectComm((PetscObject)ksp)));
@@ -108,26 +107,26 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  %s\n", fused->description));
   if (fused->backend_why[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "  backend: %s (requested: %s): %s\n", fused->backend == KSP_FUSED_BACKEND_CUDA ? "CUDA" : "reference, on the host", KSPFusedBackends[fused->backend_requested], fused->backend_why));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  backend: chosen at the first solve (requested: %s)\n", KSPFusedBackends[fused->backend_requested]));
-  if (fused->backend == KSP_FUSED_BACKEND_CUDA && fused->devmat) {
+  if (fused->backend == KSP_FUSED_BACKEND_CUDA && fused->op.mat) {
     char   name[256];
     int    format, ndiag, nghost;
     size_t bytes;
 
-    PetscCall(PetscFusedCUDADeviceName(fused->cuda_device, name, sizeof(name)));
-    FusedDevMatGetInfo(fused->devmat, &format, &ndiag, &bytes, &nghost);
+    PetscCall(PetscFusedCUDADeviceName(fused->device, name, sizeof(name)));
+    FusedDevMatGetInfo(fused->op.mat, &format, &ndiag, &bytes, &nghost);
     PetscCall(PetscViewerASCIIPushSynchronized(viewer));
-    PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [rank %d] device %" PetscInt_FMT ": %s (-fused_device_id to choose)\n", PetscGlobalRank, fused->cuda_device, name));
+    PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [rank %d] device %" PetscInt_FMT ": %s (-fused_device_id to choose)\n", PetscGlobalRank, fused->device, name));
     PetscCall(PetscViewerFlush(viewer));
     PetscCall(PetscViewerASCIIPopSynchronized(viewer));
     {
-      const double growth = (double)bytes / (double)FusedDevMatCSRBytes(fused->devmat);
+      const double growth = (double)bytes / (double)FusedDevMatCSRBytes(fused->op.mat);
       if (format == FUSED_FORMAT_DIA) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: DIA, %d diagonals, %zu bytes, %.2fx CSR (-ksp_fused_mat_format %s)\n", ndiag, bytes, growth, FusedFormatNames[fused->format]));
       else if (format == FUSED_FORMAT_CSR) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: CSR, %zu bytes (-ksp_fused_mat_format %s)\n", bytes, FusedFormatNames[fused->format]));
       else PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: %s, width %d, %zu bytes, %.2fx CSR (-ksp_fused_mat_format %s)\n", format == FUSED_FORMAT_ELL ? "ELL" : "HYB (ELL + CSR tail)", ndiag, bytes, growth, FusedFormatNames[fused->format]));
     }
-    if (fused->halo) {
-      const char *how = fused->halo->transport == FUSED_HALO_IPC ? "copied device to device from the neighbours' buffers (CUDA IPC)" : fused->halo->transport == FUSED_HALO_CUDA_AWARE_MPI ? "point-to-point CUDA-aware MPI on device buffers" : "point-to-point MPI through pinned host buffers";
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  halo: %d ghost values per product on this rank, %" PetscInt_FMT " over all ranks; packed on the device, %s (-ksp_fused_halo %s)\n", nghost, fused->halo_total, how, FusedHaloTransports[fused->halo_transport]));
+    if (fused->op.halo) {
+      const char *how = fused->op.halo->transport == FUSED_HALO_IPC ? "copied device to device from the neighbours' buffers (CUDA IPC)" : fused->op.halo->transport == FUSED_HALO_CUDA_AWARE_MPI ? "point-to-point CUDA-aware MPI on device buffers" : "point-to-point MPI through pinned host buffers";
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  halo: %d ghost values per product on this rank, %" PetscInt_FMT " over all ranks; packed on the device, %s (-ksp_fused_halo %s)\n", nghost, fused->op.halo_total, how, FusedHaloTransports[fused->halo_transport]));
     }
     if (fused->loop_why) PetscCall(PetscViewerASCIIPrintf(viewer, "  iterations: %s (%" PetscInt_FMT " of the last solve ran on the device, started %" PetscInt_FMT " times by the host)\n", fused->loop_why, fused->loop_its, fused->loop_starts));
   }
@@ -273,7 +272,7 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   fused->convert           = PETSC_TRUE;
   fused->device_loop       = PETSC_TRUE;
   fused->single_kernel_rows = 1 << 20;
-  fused->cuda_device        = -1; /* picked at the first CUDA setup or solve */
+  fused->device        = -1; /* picked at the first CUDA setup or solve */
   fused->format            = FUSED_FORMAT_AUTO;
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", KSPFusedSetBackend_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackend_C", KSPFusedGetBackend_Fused));
@@ -318,7 +317,7 @@ PETSC_INTERN PetscErrorCode KSPView_Fused(KSP ksp, PetscViewer viewer)
   PetscFunctionReturn(0);
 }
 
-PETSC_INTERN PetscErrorCode KSPSetFromOptions_Fused(KSP ksp, PetscOptionItems *PetscOptionsObject)
+PETSC_INTERN PetscErrorCode KSPSetFromOptions_Fused(KSP ksp, FusedOptionItems PetscOptionsObject)
 {
   PetscFunctionBegin;
   PetscCall(KSPFusedSetFromOptions(ksp, (KSPFused *)ksp->data, PetscOptionsObject));
@@ -359,7 +358,7 @@ PetscErrorCode KSPFusedGetBackend(KSP ksp, KSPFusedBackend *backend)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
-  PetscValidPointer(backend, 2);
+  PetscAssertPointer(backend, 2);
   PetscUseMethod(ksp, "KSPFusedGetBackend_C", (KSP, KSPFusedBackend *), (ksp, backend));
   PetscFunctionReturn(0);
 }
@@ -376,7 +375,7 @@ PetscErrorCode KSPFusedGetBackendUsed(KSP ksp, KSPFusedBackend *backend)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
-  PetscValidPointer(backend, 2);
+  PetscAssertPointer(backend, 2);
   PetscUseMethod(ksp, "KSPFusedGetBackendUsed_C", (KSP, KSPFusedBackend *), (ksp, backend));
   PetscFunctionReturn(0);
 }
@@ -394,7 +393,7 @@ PetscErrorCode KSPFusedGetDeviceIterations(KSP ksp, PetscInt *its)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
-  PetscValidIntPointer(its, 2);
+  PetscAssertPointer(its, 2);
   PetscUseMethod(ksp, "KSPFusedGetDeviceIterations_C", (KSP, PetscInt *), (ksp, its));
   PetscFunctionReturn(0);
 }
@@ -414,45 +413,7 @@ PetscErrorCode KSPFusedGetDeviceLoopStarts(KSP ksp, PetscInt *starts)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
-  PetscValidIntPointer(starts, 2);
+  PetscAssertPointer(starts, 2);
   PetscUseMethod(ksp, "KSPFusedGetDeviceLoopStarts_C", (KSP, PetscInt *), (ksp, starts));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode PetscFusedCUDADeviceCount(PetscInt *count, char *reason, size_t reasonlen)
-{
-  int n = 0;
-
-  PetscFunctionBegin;
-  PetscCheck(!FusedCUDADeviceCount(&n, reason, reasonlen), PETSC_COMM_SELF, PETSC_ERR_LIB, "CUDA device query failed");
-  *count = n;
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode PetscFusedCUDADeviceName(PetscInt device, char *name, size_t namelen)
-{
-  char errmsg[256];
-
-  PetscFunctionBegin;
-  PetscCheck(!FusedCUDADeviceName((int)device, name, namelen, errmsg, sizeof(errmsg)), PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", errmsg);
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode PetscFusedCUDAMemoryInfo(PetscInt device, size_t *free_bytes, size_t *total_bytes)
-{
-  char errmsg[256];
-
-  PetscFunctionBegin;
-  PetscCheck(!FusedCUDAMemoryInfo((int)device, free_bytes, total_bytes, errmsg, sizeof(errmsg)), PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", errmsg);
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode PetscFusedCUDACopyBandwidth(size_t bytes, PetscReal *bytes_per_s)
-{
-  double bw;
-
-  PetscFunctionBegin;
-  PetscCallFusedCUDA(FusedCUDACopyBandwidth(0, bytes, 10, &bw));
-  *bytes_per_s = bw;
   PetscFunctionReturn(0);
 }

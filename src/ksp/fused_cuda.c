@@ -3,23 +3,6 @@
    device loop's contract with KSPConvergedDefault and the monitors. */
 #include "ksp/fusedimpl.h"
 
-#if defined(PETSC_USE_64BIT_INDICES)
-  #error "the CUDA backend takes 32-bit indices; build against a PETSc with 32-bit PetscInt"
-#endif
-
-/* Visible devices, asked once per process */
-static PetscErrorCode FusedDeviceCount(PetscInt *count, char *reason, size_t len)
-{
-  static PetscInt known = -1;
-  static char     why[256];
-
-  PetscFunctionBegin;
-  if (known < 0) PetscCall(PetscFusedCUDADeviceCount(&known, why, sizeof(why)));
-  *count = known;
-  if (reason) PetscCall(PetscStrncpy(reason, why, len));
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode FusedOperatorIsAIJ(KSP ksp, PetscBool *isaij)
 {
   Mat Amat;
@@ -68,126 +51,72 @@ PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP ksp, KSPFused *fused)
   PetscFunctionReturn(0);
 }
 
-/* One device per node-local rank, round robin; -fused_device_id overrides.
-   Picked once per KSP or matrix (*device < 0 until then). */
-PETSC_INTERN PetscErrorCode FusedPickDevice(PetscObject obj, PetscInt *device)
-{
-  MPI_Comm    local;
-  PetscMPIInt lrank;
-  PetscInt    count;
-
-  PetscFunctionBegin;
-  if (*device >= 0) PetscFunctionReturn(0);
-  PetscCall(FusedDeviceCount(&count, NULL, 0));
-  {
-    PetscInt  id;
-    PetscBool set;
-
-    PetscCall(PetscOptionsGetInt(obj->options, NULL, "-fused_device_id", &id, &set));
-    if (set) {
-      PetscCheck(id >= 0 && id < count, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-fused_device_id %" PetscInt_FMT ": this process sees %" PetscInt_FMT " CUDA device(s), 0 to %" PetscInt_FMT, id, count, count - 1);
-      *device = id;
-      PetscFunctionReturn(0);
-    }
-  }
-  PetscCheck(count > 0, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "no CUDA device");
-  PetscCallMPI(MPI_Comm_split_type(PetscObjectComm(obj), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
-  PetscCallMPI(MPI_Comm_rank(local, &lrank));
-  PetscCallMPI(MPI_Comm_free(&local));
-  *device = lrank % count;
-  PetscFunctionReturn(0);
-}
-
-/* Our own copy is freed; a hybcuda matrix's copy is the matrix's */
-static PetscErrorCode FusedReleaseDeviceOperator(KSPFused *fused)
-{
-  PetscFunctionBegin;
-  if (fused->devmat_borrowed) fused->devmat = NULL;
-  else PetscCallFusedCUDA(FusedDevMatDestroy(&fused->devmat));
-  fused->devmat_borrowed = PETSC_FALSE;
-  PetscFunctionReturn(0);
-}
-
-/* The operator's device copy, rebuilt when the matrix (id or state) changed */
+/* The operator's device rows, made again when the matrix (id or state) changed */
 static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
 {
-  Mat               Amat, Ad, Ao = NULL;
-  PetscObjectId     id;
-  PetscObjectState  state;
-  PetscBool         ismpi, isseqhyb, done;
-  const PetscInt   *ia, *ja, *oia = NULL, *oja = NULL, *garray = NULL;
-  const PetscScalar *va, *ova = NULL;
-  PetscInt          n, on, nghost = 0;
-  PetscMPIInt       size;
+  Mat              Amat, Ad, Ao = NULL;
+  PetscObjectId    id;
+  PetscObjectState state;
+  PetscBool        isseqhyb, done;
+  PetscInt         on;
+  FusedDeviceCSR   csr;
+  PetscLayout      cmap;
 
   PetscFunctionBegin;
   PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
   PetscCall(PetscObjectGetId((PetscObject)Amat, &id));
   PetscCall(PetscObjectStateGet((PetscObject)Amat, &state));
-  if (fused->devmat && id == fused->devmat_id && state == fused->devmat_state) PetscFunctionReturn(0);
+  if (fused->op.mat && id == fused->op_id && state == fused->op_state) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscLogEventBegin(KSP_Fused_Convert, ksp, 0, 0, 0));
-  PetscCall(KSPFusedCUDAHaloDestroy(fused)); /* before the buffers it shares go */
-  PetscCall(FusedReleaseDeviceOperator(fused));
+  PetscCall(FusedDeviceOperatorRelease(&fused->op));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATSEQHYBCUDA, &isseqhyb));
   if (isseqhyb) {
     /* the matrix is on the device already: the solver works on its copy */
-    PetscInt device;
-    MatInfo  info;
+    PetscInt    device;
+    FusedDevMat mat;
+    MatInfo     info;
 
-    PetscCall(MatHYBCUDAGetDevMat(Amat, &fused->devmat, &device));
-    PetscCheck(device == fused->cuda_device, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "the hybcuda operator is on CUDA device %" PetscInt_FMT " and the solver on %" PetscInt_FMT "; give both the same -fused_device_id", device, fused->cuda_device);
-    fused->devmat_borrowed = PETSC_TRUE;
+    PetscCall(MatHYBCUDAGetDevMat(Amat, &mat, &device));
+    PetscCheck(device == fused->device, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "the hybcuda operator is on CUDA device %" PetscInt_FMT " and the solver on %" PetscInt_FMT "; give both the same -fused_device_id", device, fused->device);
     PetscCall(MatGetInfo(Amat, MAT_LOCAL, &info));
-    fused->mat_nnz      = info.nz_used;
-    fused->devmat_id    = id;
-    fused->devmat_state = state;
-    PetscCall(PetscLogEventEnd(KSP_Fused_Convert, ksp, 0, 0, 0));
-    PetscFunctionReturn(0);
-  }
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)Amat, &ismpi, MATMPIAIJ, MATMPIHYBCUDA, ""));
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
-  PetscCall(MatHYBCUDAGetBlocks(Amat, &Ad, &Ao, &garray));
-  PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "cannot get the CSR arrays of the operator's diagonal block");
-  PetscCall(MatSeqAIJGetArrayRead(Ad, &va));
-  fused->mat_nnz = ia[n];
-  if (Ao) {
-    PetscCall(MatGetSize(Ao, NULL, &nghost));
-    PetscCall(MatGetRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &on, &oia, &oja, &done));
-    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "cannot get the CSR arrays of the operator's off-process block");
-    PetscCall(MatSeqAIJGetArrayRead(Ao, &ova));
-    fused->mat_nnz += oia[on];
-  }
-  {
-    const int err = FusedDevMatCreate((int)fused->cuda_device, (int)n, ia, ja, va, (int)nghost, oia, oja, ova, (int)fused->format, &fused->devmat);
-    PetscCall(MatSeqAIJRestoreArrayRead(Ad, &va));
-    PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    PetscCall(FusedDeviceOperatorBorrow(device, mat, info.nz_used, &fused->op));
+  } else {
+    PetscCall(PetscMemzero(&csr, sizeof(csr)));
+    PetscCall(MatHYBCUDAGetBlocks(Amat, &Ad, &Ao, &csr.garray));
+    PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &csr.n, &csr.ia, &csr.ja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "cannot get the CSR arrays of the operator's diagonal block");
+    PetscCall(MatSeqAIJGetArrayRead(Ad, &csr.va));
     if (Ao) {
-      PetscCall(MatSeqAIJRestoreArrayRead(Ao, &ova));
-      PetscCall(MatRestoreRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &on, &oia, &oja, &done));
+      PetscCall(MatGetSize(Ao, NULL, &csr.nghost));
+      PetscCall(MatGetRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &on, &csr.oia, &csr.oja, &done));
+      PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "cannot get the CSR arrays of the operator's off-process block");
+      PetscCall(MatSeqAIJGetArrayRead(Ao, &csr.ova));
     }
-    PetscCheck(!err, PETSC_COMM_SELF, err == FUSED_CUDA_ERR_MEM ? PETSC_ERR_MEM : (err == FUSED_CUDA_ERR_ARG ? PETSC_ERR_ARG_OUTOFRANGE : PETSC_ERR_LIB), "copying the operator to the device: %s", FusedCUDALastError());
-  }
-  if (ismpi && size > 1) {
-    PetscInt nsend;
+    PetscCall(MatGetLayouts(Amat, NULL, &cmap));
+    {
+      /* the arrays go back to the matrix also when the copy failed */
+      PetscErrorCode err = FusedDeviceOperatorCreate(fused->device, &csr, fused->format, cmap, fused->halo_transport, &fused->op);
 
-    /* every rank takes part in the exchange, also one with no ghosts */
-    PetscCall(FusedHaloCreate(Amat, nghost, garray, &fused->halo));
-    PetscCall(FusedHaloVolume(fused->halo, &nsend, &fused->halo_total));
-    PetscCallFusedCUDA(FusedDevMatSetHalo(fused->devmat, (int)nsend, fused->halo->send_idx, &fused->halo_send, &fused->halo_ghost));
-    PetscCall(KSPFusedCUDAHaloSetUp(fused, fused->halo_transport));
+      PetscCall(MatSeqAIJRestoreArrayRead(Ad, &csr.va));
+      PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &csr.n, &csr.ia, &csr.ja, &done));
+      if (Ao) {
+        PetscCall(MatSeqAIJRestoreArrayRead(Ao, &csr.ova));
+        PetscCall(MatRestoreRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &on, &csr.oia, &csr.oja, &done));
+      }
+      PetscCall(err);
+    }
   }
-  fused->devmat_id    = id;
-  fused->devmat_state = state;
+  fused->op_id    = id;
+  fused->op_state = state;
   PetscCall(PetscLogEventEnd(KSP_Fused_Convert, ksp, 0, 0, 0));
   {
     int    format, ndiag, ng;
     size_t bytes;
 
-    FusedDevMatGetInfo(fused->devmat, &format, &ndiag, &bytes, &ng);
-    PetscCall(PetscInfo(ksp, "Operator copied to device %" PetscInt_FMT ": %s storage, %d diagonals or ELL width, %zu bytes, %d ghost values\n", fused->cuda_device, FusedFormatNames[format], ndiag, bytes, ng));
+    FusedDevMatGetInfo(fused->op.mat, &format, &ndiag, &bytes, &ng);
+    PetscCall(PetscInfo(ksp, "Operator on device %" PetscInt_FMT ": %s storage, %d diagonals or ELL width, %zu bytes, %d ghost values\n", fused->device, FusedFormatNames[format], ndiag, bytes, ng));
   }
-  PetscFunctionReturn(0);
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* At KSPSetUp(): where the solve will likely run on the GPU, the device and
@@ -212,81 +141,49 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASetUp(KSP ksp, KSPFused *fused)
   }
   PetscCall(FusedOperatorIsAIJ(ksp, &isaij));
   if (!isaij) PetscFunctionReturn(0);
-  PetscCall(FusedPickDevice((PetscObject)ksp, &fused->cuda_device));
+  PetscCall(FusedDevicePick((PetscObject)ksp, &fused->device));
   PetscCall(FusedBuildDeviceOperator(ksp, fused));
   PetscFunctionReturn(0);
 }
 
 PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscInt nvecs, PetscInt maxsums, const char *what)
 {
-  PetscInt n;
+  PetscInt  n;
+  PetscBool created;
 
   PetscFunctionBegin;
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
-  PetscCall(FusedPickDevice((PetscObject)ksp, &fused->cuda_device));
-  if (fused->cuda && (fused->cuda_n != n || fused->cuda_nvecs != nvecs || fused->cuda_maxsums < maxsums)) PetscCallFusedCUDA(FusedCUDADestroy(&fused->cuda));
-  if (!fused->cuda) {
-    PetscCallFusedCUDA(FusedCUDACreate((int)fused->cuda_device, (int)n, (int)nvecs, (int)maxsums, what, &fused->cuda));
-    fused->cuda_n        = n;
-    fused->cuda_nvecs    = nvecs;
-    fused->cuda_maxsums  = maxsums;
-    fused->dinv_uploaded = -1;
-  }
+  PetscCall(FusedDevicePick((PetscObject)ksp, &fused->device));
+  PetscCall(FusedDeviceWorkEnsure(&fused->work, fused->device, n, nvecs, maxsums, what, &created));
+  if (created) fused->dinv_uploaded = -1;
   PetscCall(FusedBuildDeviceOperator(ksp, fused));
   if (fused->pcplace == KSP_FUSED_PC_JACOBI) {
     PetscObjectState state;
 
     PetscCall(PetscObjectStateGet((PetscObject)fused->dinv, &state));
     if (state != fused->dinv_uploaded) {
-      PetscCall(KSPFusedCUDAUpload(fused, fused->dinv, FusedCUDAVec(fused->cuda, FUSED_VEC_DINV)));
+      PetscCall(FusedDeviceUpload(&fused->work, fused->dinv, FusedCUDAVec(fused->work.cuda, FUSED_VEC_DINV)));
       fused->dinv_uploaded = state;
     }
   }
-  PetscFunctionReturn(0);
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *fused)
 {
   PetscFunctionBegin;
-  PetscCall(KSPFusedCUDAHaloDestroy(fused)); /* before the buffers it shares go */
-  PetscCallFusedCUDA(FusedCUDADestroy(&fused->cuda));
-  PetscCall(FusedReleaseDeviceOperator(fused));
-  fused->devmat_id    = 0;
-  fused->devmat_state = 0;
-  PetscFunctionReturn(0);
-}
-
-PETSC_INTERN PetscErrorCode KSPFusedCUDAUpload(KSPFused *fused, Vec v, double *dev)
-{
-  const PetscScalar *a;
-  PetscInt           n;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetLocalSize(v, &n));
-  PetscCall(VecGetArrayRead(v, &a));
-  PetscCallFusedCUDA(FusedCUDAUpload(fused->cuda, dev, a, (int)n));
-  PetscCall(VecRestoreArrayRead(v, &a));
-  PetscFunctionReturn(0);
-}
-
-PETSC_INTERN PetscErrorCode KSPFusedCUDADownload(KSPFused *fused, const double *dev, Vec v)
-{
-  PetscScalar *a;
-  PetscInt     n;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetLocalSize(v, &n));
-  PetscCall(VecGetArrayWrite(v, &a));
-  PetscCallFusedCUDA(FusedCUDADownload(fused->cuda, a, dev, (int)n));
-  PetscCall(VecRestoreArrayWrite(v, &a));
-  PetscFunctionReturn(0);
+  PetscCall(FusedDeviceOperatorRelease(&fused->op)); /* its halo first: collective */
+  PetscCall(FusedDeviceWorkDestroy(&fused->work));
+  fused->op_id    = 0;
+  fused->op_state = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The device loop replays the residual norms through the monitors after the
    fact, so only monitors that read nothing but the norm may watch it. */
 static PetscBool FusedMonitorReadsOnlyNorm(PetscErrorCode (*monitor)(KSP, PetscInt, PetscReal, void *))
 {
-  return (PetscBool)(monitor == (PetscErrorCode(*)(KSP, PetscInt, PetscReal, void *))KSPMonitorResidual || monitor == (PetscErrorCode(*)(KSP, PetscInt, PetscReal, void *))KSPMonitorResidualShort);
+  return (PetscBool)(monitor == (PetscErrorCode(*)(KSP, PetscInt, PetscReal, void *))KSPMonitorResidual || FusedMonitorIsResidualShort(monitor));
 }
 
 PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, PetscBool *allowed)
@@ -351,7 +248,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP ksp, KSPFused *fused, PetscIn
   PetscFunctionBegin;
   if (to <= from) PetscFunctionReturn(0);
   PetscCall(PetscMalloc1(to - from, &hist));
-  PetscCallFusedCUDA(FusedCUDAGetHistory(fused->cuda, (int)from, (int)(to - from), hist));
+  PetscCallFusedCUDA(FusedCUDAGetHistory(fused->work.cuda, (int)from, (int)(to - from), hist));
   for (it = from; it < to; it++) {
     PetscCall(KSPFusedConverged(ksp, it, hist[it - from]));
     PetscCheck(!ksp->reason, PetscObjectComm((PetscObject)ksp), PETSC_ERR_PLIB, "The device loop went on past iteration %" PetscInt_FMT ", where KSPConvergedDefault stopped (%s); please report this", it, KSPConvergedReasons[ksp->reason]);
@@ -364,9 +261,9 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP ksp, KSPFused *fused, PetscIn
 PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP ksp, KSPFused *fused, double *b_dev, double *x_dev)
 {
   PetscFunctionBegin;
-  PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_rhs, b_dev));
-  if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->cuda, x_dev, (int)fused->cuda_n));
-  else PetscCall(KSPFusedCUDAUpload(fused, ksp->vec_sol, x_dev));
+  PetscCall(FusedDeviceUpload(&fused->work, ksp->vec_rhs, b_dev));
+  if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->work.cuda, x_dev, (int)fused->work.n));
+  else PetscCall(FusedDeviceUpload(&fused->work, ksp->vec_sol, x_dev));
   fused->x_device = x_dev;
   PetscFunctionReturn(0);
 }
@@ -375,7 +272,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP ksp, KSPFused *fused,
 PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToHost(KSP ksp, KSPFused *fused)
 {
   PetscFunctionBegin;
-  if (fused->x_device) PetscCall(KSPFusedCUDADownload(fused, fused->x_device, ksp->vec_sol));
+  if (fused->x_device) PetscCall(FusedDeviceDownload(&fused->work, fused->x_device, ksp->vec_sol));
   PetscFunctionReturn(0);
 }
 

@@ -9,7 +9,7 @@ enum { BCGS_VEC_X = 1, BCGS_VEC_B, BCGS_VEC_R, BCGS_VEC_RSTAR, BCGS_VEC_P, BCGS_
 
 static FusedPBCGSVecs PBCGSFusedDeviceVecs(KSP_PBCGSFused *bcgs)
 {
-  FusedCUDA      ctx = bcgs->fused.cuda;
+  FusedCUDA      ctx = bcgs->fused.work.cuda;
   FusedPBCGSVecs v;
 
   v.x     = FusedCUDAVec(ctx, BCGS_VEC_X);
@@ -34,9 +34,9 @@ static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscS
   PetscCall(KSPFusedCUDAPrepare(ksp, fused, BCGS_NVECS, BCGS_DEVICE_SUMS, "pbcgsfused"));
   v = PBCGSFusedDeviceVecs(bcgs);
   PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
-  if (!ksp->guess_zero) PetscCall(KSPFusedCUDAGhosts(fused, v.x));
-  PetscCallFusedCUDA(FusedPBCGSStart(fused->cuda, fused->devmat, &v, ksp->guess_zero ? 1 : 0));
-  PetscCall(PetscLogFlops(3.0 * fused->cuda_n + (ksp->guess_zero ? 0.0 : 2.0 * fused->mat_nnz)));
+  if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));
+  PetscCallFusedCUDA(FusedPBCGSStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
+  PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz)));
   PetscFunctionReturn(0);
 }
 
@@ -46,10 +46,10 @@ static PetscErrorCode PBCGSFusedProductP_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Pet
 
   PetscFunctionBegin;
   (void)ksp;
-  PetscCall(KSPFusedCUDAGhosts(&bcgs->fused, v.p));
-  PetscCallFusedCUDA(FusedPBCGSProductP(bcgs->fused.cuda, bcgs->fused.devmat, &v));
-  PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.cuda, 0, BCGS_NSUMS1, partial1));
-  PetscCall(PetscLogFlops(3.0 * bcgs->fused.cuda_n + 2.0 * bcgs->fused.mat_nnz));
+  PetscCall(FusedDeviceGhosts(&bcgs->fused.op, &bcgs->fused.work, v.p));
+  PetscCallFusedCUDA(FusedPBCGSProductP(bcgs->fused.work.cuda, bcgs->fused.op.mat, &v));
+  PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.work.cuda, 0, BCGS_NSUMS1, partial1));
+  PetscCall(PetscLogFlops(3.0 * bcgs->fused.work.n + 2.0 * bcgs->fused.op.nnz));
   PetscFunctionReturn(0);
 }
 
@@ -59,8 +59,8 @@ static PetscErrorCode PBCGSFusedUpdateS_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Pets
 
   PetscFunctionBegin;
   (void)ksp;
-  PetscCallFusedCUDA(FusedPBCGSUpdateS(bcgs->fused.cuda, &v, alpha));
-  PetscCall(PetscLogFlops(2.0 * bcgs->fused.cuda_n));
+  PetscCallFusedCUDA(FusedPBCGSUpdateS(bcgs->fused.work.cuda, &v, alpha));
+  PetscCall(PetscLogFlops(2.0 * bcgs->fused.work.n));
   PetscFunctionReturn(0);
 }
 
@@ -70,10 +70,10 @@ static PetscErrorCode PBCGSFusedProductS_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Pet
 
   PetscFunctionBegin;
   (void)ksp;
-  PetscCall(KSPFusedCUDAGhosts(&bcgs->fused, v.s));
-  PetscCallFusedCUDA(FusedPBCGSProductS(bcgs->fused.cuda, bcgs->fused.devmat, &v));
-  PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.cuda, BCGS_NSUMS1, BCGS_NSUMS2, partial2));
-  PetscCall(PetscLogFlops(11.0 * bcgs->fused.cuda_n + 2.0 * bcgs->fused.mat_nnz));
+  PetscCall(FusedDeviceGhosts(&bcgs->fused.op, &bcgs->fused.work, v.s));
+  PetscCallFusedCUDA(FusedPBCGSProductS(bcgs->fused.work.cuda, bcgs->fused.op.mat, &v));
+  PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.work.cuda, BCGS_NSUMS1, BCGS_NSUMS2, partial2));
+  PetscCall(PetscLogFlops(11.0 * bcgs->fused.work.n + 2.0 * bcgs->fused.op.nnz));
   PetscFunctionReturn(0);
 }
 
@@ -84,8 +84,8 @@ static PetscErrorCode PBCGSFusedUpdateXRP_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Pe
   PetscFunctionBegin;
   (void)ksp;
   (void)partial1; /* delivered by product_p */
-  PetscCallFusedCUDA(FusedPBCGSUpdateXRP(bcgs->fused.cuda, &v, alpha, omega, beta));
-  PetscCall(PetscLogFlops(14.0 * bcgs->fused.cuda_n));
+  PetscCallFusedCUDA(FusedPBCGSUpdateXRP(bcgs->fused.work.cuda, &v, alpha, omega, beta));
+  PetscCall(PetscLogFlops(14.0 * bcgs->fused.work.n));
   PetscFunctionReturn(0);
 }
 
@@ -99,8 +99,8 @@ static PetscErrorCode PBCGSFusedLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscIn
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCallFusedCUDA(FusedPBCGSLoop(fused->cuda, fused->devmat, &v, &conv, (int)it0, fused->single_kernel, &stopped));
-  PetscCall(PetscLogFlops((stopped - it0) * (30.0 * fused->cuda_n + 4.0 * fused->mat_nnz)));
+  PetscCallFusedCUDA(FusedPBCGSLoop(fused->work.cuda, fused->op.mat, &v, &conv, (int)it0, fused->single_kernel, &stopped));
+  PetscCall(PetscLogFlops((stopped - it0) * (30.0 * fused->work.n + 4.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   /* iteration 'stopped' is tested by the host itself, from product_p */
   PetscCall(KSPFusedCUDAReplay(ksp, fused, it0 + 1, stopped));

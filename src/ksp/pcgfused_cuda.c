@@ -9,7 +9,7 @@ enum { PCG_VEC_X = 1, PCG_VEC_B, PCG_VEC_R, PCG_VEC_P, PCG_VEC_Y, PCG_NVECS };
 
 static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
 {
-  FusedCUDA    ctx = cg->fused.cuda;
+  FusedCUDA    ctx = cg->fused.work.cuda;
   FusedPCGVecs v;
 
   v.x        = FusedCUDAVec(ctx, PCG_VEC_X);
@@ -34,9 +34,9 @@ static PetscErrorCode PCGFusedStart_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar 
   v = PCGFusedDeviceVecs(ksp, cg);
   PetscCall(VecGetLocalSize(ksp->vec_rhs, &n));
   PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
-  if (!ksp->guess_zero) PetscCall(KSPFusedCUDAGhosts(fused, v.x));
-  PetscCallFusedCUDA(FusedPCGStart(fused->cuda, fused->devmat, &v, ksp->guess_zero ? 1 : 0));
-  PetscCall(PetscLogFlops(5.0 * n + (ksp->guess_zero ? 0.0 : 2.0 * fused->mat_nnz)));
+  if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));
+  PetscCallFusedCUDA(FusedPCGStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
+  PetscCall(PetscLogFlops(5.0 * n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz)));
   PetscFunctionReturn(0);
 }
 
@@ -46,8 +46,8 @@ static PetscErrorCode PCGFusedUpdate_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar
 
   PetscFunctionBegin;
   (void)partial; /* delivered by the product step */
-  PetscCallFusedCUDA(FusedPCGUpdate(cg->fused.cuda, &v, alpha, beta));
-  PetscCall(PetscLogFlops(10.0 * cg->fused.cuda_n));
+  PetscCallFusedCUDA(FusedPCGUpdate(cg->fused.work.cuda, &v, alpha, beta));
+  PetscCall(PetscLogFlops(10.0 * cg->fused.work.n));
   PetscFunctionReturn(0);
 }
 
@@ -56,18 +56,18 @@ static PetscErrorCode PCGFusedProduct_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScala
   FusedPCGVecs v = PCGFusedDeviceVecs(ksp, cg);
 
   PetscFunctionBegin;
-  if (cg->fused.halo) {
+  if (cg->fused.op.halo) {
     /* the local block's product runs while the ghost values of p travel */
-    PetscCall(KSPFusedCUDAGhostsBegin(&cg->fused, v.p));
-    PetscCallFusedCUDA(FusedPCGProductLocal(cg->fused.cuda, cg->fused.devmat, &v));
-    PetscCall(KSPFusedCUDAGhostsEnd(&cg->fused));
-    PetscCallFusedCUDA(FusedPCGProductGhosts(cg->fused.cuda, cg->fused.devmat, &v));
-    PetscCallFusedCUDA(FusedCUDAGetPostedSums(cg->fused.cuda, PCG_NSUMS, partial));
+    PetscCall(FusedDeviceGhostsBegin(&cg->fused.op, &cg->fused.work, v.p));
+    PetscCallFusedCUDA(FusedPCGProductLocal(cg->fused.work.cuda, cg->fused.op.mat, &v));
+    PetscCall(FusedDeviceGhostsEnd(&cg->fused.op, &cg->fused.work));
+    PetscCallFusedCUDA(FusedPCGProductGhosts(cg->fused.work.cuda, cg->fused.op.mat, &v));
+    PetscCallFusedCUDA(FusedCUDAGetPostedSums(cg->fused.work.cuda, PCG_NSUMS, partial));
   } else {
-    PetscCallFusedCUDA(FusedPCGProduct(cg->fused.cuda, cg->fused.devmat, &v));
-    PetscCallFusedCUDA(FusedCUDAGetSums(cg->fused.cuda, 0, PCG_NSUMS, partial));
+    PetscCallFusedCUDA(FusedPCGProduct(cg->fused.work.cuda, cg->fused.op.mat, &v));
+    PetscCallFusedCUDA(FusedCUDAGetSums(cg->fused.work.cuda, 0, PCG_NSUMS, partial));
   }
-  PetscCall(PetscLogFlops(5.0 * cg->fused.cuda_n + 2.0 * cg->fused.mat_nnz));
+  PetscCall(PetscLogFlops(5.0 * cg->fused.work.n + 2.0 * cg->fused.op.nnz));
   PetscFunctionReturn(0);
 }
 
@@ -81,11 +81,11 @@ static PetscErrorCode PCGFusedLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt it0,
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCallFusedCUDA(FusedPCGLoop(fused->cuda, fused->devmat, &v, &conv, (int)it0, fused->single_kernel, &stopped));
-  PetscCall(PetscLogFlops((stopped - it0) * (15.0 * fused->cuda_n + 2.0 * fused->mat_nnz)));
+  PetscCallFusedCUDA(FusedPCGLoop(fused->work.cuda, fused->op.mat, &v, &conv, (int)it0, fused->single_kernel, &stopped));
+  PetscCall(PetscLogFlops((stopped - it0) * (15.0 * fused->work.n + 2.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCall(KSPFusedCUDAReplay(ksp, fused, it0 + 1, stopped));
-  PetscCallFusedCUDA(FusedCUDAGetSums(fused->cuda, 0, PCG_NSUMS, sums));
+  PetscCallFusedCUDA(FusedCUDAGetSums(fused->work.cuda, 0, PCG_NSUMS, sums));
   fused->loop_its += stopped - it0;
   fused->loop_starts++;
   *its = stopped;

@@ -145,7 +145,7 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp, PetscBool device_loop)
         PetscCall(KSPFusedConverged(ksp, its0 + j, rnorm));
         if (ksp->reason) break;
       }
-      if (!pending && (gm->cgstype == KSP_GMRES_CGS_REFINE_ALWAYS || (gm->cgstype == KSP_GMRES_CGS_REFINE_IFNEEDED && PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW])) < hnorm))) {
+      if (!pending && (FusedCGSRefinement(ksp, gm->cgstype) == FUSED_CGS_REFINE_ALWAYS || (FusedCGSRefinement(ksp, gm->cgstype) == FUSED_CGS_REFINE_IFNEEDED && PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW])) < hnorm))) {
         PetscCall(PetscInfo(ksp, "Second Gram-Schmidt pass at step %" PetscInt_FMT ": |w| %g, |h| %g\n", j, (double)PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW])), (double)hnorm));
         PetscCall(PGMRESFusedGramSchmidtPass(ksp, gm, j, &hnorm, sums));
         if (ksp->reason) PetscFunctionReturn(0);
@@ -193,7 +193,7 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
   if (gm->fused.backend == KSP_FUSED_BACKEND_REFERENCE && !gm->V) PetscCall(KSPCreateVecs(ksp, gm->restart, &gm->V, 0, NULL));
   if (gm->steps->loop) {
     PetscCall(KSPFusedCUDALoopAllowed(ksp, &gm->fused, &device_loop));
-    if (device_loop && gm->cgstype != KSP_GMRES_CGS_REFINE_NEVER) {
+    if (device_loop && FusedCGSRefinement(ksp, gm->cgstype) != FUSED_CGS_REFINE_NEVER) {
       device_loop        = PETSC_FALSE;
       gm->fused.loop_why = "one host look per step: a second Gram-Schmidt pass is decided on the host (-ksp_pgmresfused_cgs_refinement_type)";
     } else if (device_loop && gm->restart > FUSED_PGMRES_LOOP_MAX_RESTART) {
@@ -311,21 +311,21 @@ static PetscErrorCode KSPGMRESGetRestart_PGMRESFused(KSP ksp, PetscInt *restart)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode KSPGMRESSetCGSRefinementType_PGMRESFused(KSP ksp, KSPGMRESCGSRefinementType type)
+static PetscErrorCode KSPGMRESSetCGSRefinementType_PGMRESFused(KSP ksp, FusedCGSRefinementType type)
 {
   KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
 
   PetscFunctionBegin;
-  gm->cgstype = type;
+  FusedCGSRefinement(ksp, gm->cgstype) = type;
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode KSPGMRESGetCGSRefinementType_PGMRESFused(KSP ksp, KSPGMRESCGSRefinementType *type)
+static PetscErrorCode KSPGMRESGetCGSRefinementType_PGMRESFused(KSP ksp, FusedCGSRefinementType *type)
 {
   KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
 
   PetscFunctionBegin;
-  *type = gm->cgstype;
+  *type = FusedCGSRefinement(ksp, gm->cgstype);
   PetscFunctionReturn(0);
 }
 
@@ -343,9 +343,9 @@ static PetscErrorCode KSPDestroy_PGMRESFused(KSP ksp)
 /* PETSc's gmres spells these refine_never|refine_ifneeded|refine_always; the
    short forms none|ifneeded|always are accepted too. */
 static const char *const PGMRESRefineNames[] = {"none", "ifneeded", "always", "never", "refine_never", "refine_ifneeded", "refine_always"};
-static const KSPGMRESCGSRefinementType PGMRESRefineValues[] = {KSP_GMRES_CGS_REFINE_NEVER, KSP_GMRES_CGS_REFINE_IFNEEDED, KSP_GMRES_CGS_REFINE_ALWAYS, KSP_GMRES_CGS_REFINE_NEVER, KSP_GMRES_CGS_REFINE_NEVER, KSP_GMRES_CGS_REFINE_IFNEEDED, KSP_GMRES_CGS_REFINE_ALWAYS};
+static const FusedCGSRefinementType PGMRESRefineValues[] = {FUSED_CGS_REFINE_NEVER, FUSED_CGS_REFINE_IFNEEDED, FUSED_CGS_REFINE_ALWAYS, FUSED_CGS_REFINE_NEVER, FUSED_CGS_REFINE_NEVER, FUSED_CGS_REFINE_IFNEEDED, FUSED_CGS_REFINE_ALWAYS};
 
-static PetscErrorCode KSPSetFromOptions_PGMRESFused(KSP ksp, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode KSPSetFromOptions_PGMRESFused(KSP ksp, FusedOptionItems PetscOptionsObject)
 {
   KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
   PetscInt         restart = gm->restart;
@@ -356,14 +356,14 @@ static PetscErrorCode KSPSetFromOptions_PGMRESFused(KSP ksp, PetscOptionItems *P
   PetscOptionsHeadBegin(PetscOptionsObject, "KSP pipelined fused GMRES options");
   PetscCall(PetscOptionsInt("-ksp_pgmresfused_restart", "Number of Krylov basis vectors before a restart", "KSPPGMRESFusedSetRestart", restart, &restart, &set));
   if (set) PetscCall(KSPPGMRESFusedSetRestart(ksp, restart));
-  PetscCall(PetscOptionsString("-ksp_pgmresfused_cgs_refinement_type", "Second classical Gram-Schmidt pass: none, ifneeded or always", "KSPGMRESSetCGSRefinementType", PGMRESRefineNames[gm->cgstype == KSP_GMRES_CGS_REFINE_NEVER ? 0 : gm->cgstype == KSP_GMRES_CGS_REFINE_IFNEEDED ? 1 : 2], refine, sizeof(refine), &set));
+  PetscCall(PetscOptionsString("-ksp_pgmresfused_cgs_refinement_type", "Second classical Gram-Schmidt pass: none, ifneeded or always", "KSPGMRESSetCGSRefinementType", PGMRESRefineNames[FusedCGSRefinement(ksp, gm->cgstype) == FUSED_CGS_REFINE_NEVER ? 0 : FusedCGSRefinement(ksp, gm->cgstype) == FUSED_CGS_REFINE_IFNEEDED ? 1 : 2], refine, sizeof(refine), &set));
   if (set) {
     PetscInt  i;
     PetscBool match = PETSC_FALSE;
 
     for (i = 0; i < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(PGMRESRefineNames) && !match; i++) {
       PetscCall(PetscStrcasecmp(refine, PGMRESRefineNames[i], &match));
-      if (match) gm->cgstype = PGMRESRefineValues[i];
+      if (match) FusedCGSRefinement(ksp, gm->cgstype) = PGMRESRefineValues[i];
     }
     PetscCheck(match, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pgmresfused_cgs_refinement_type %s: unknown value; use none, ifneeded or always", refine);
   }
@@ -384,7 +384,7 @@ static PetscErrorCode KSPView_PGMRESFused(KSP ksp, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
   if (iascii) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT "\n", gm->restart));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  classical Gram-Schmidt, second pass: %s\n", gm->cgstype == KSP_GMRES_CGS_REFINE_NEVER ? "never" : gm->cgstype == KSP_GMRES_CGS_REFINE_IFNEEDED ? "if needed" : "always"));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  classical Gram-Schmidt, second pass: %s\n", FusedCGSRefinement(ksp, gm->cgstype) == FUSED_CGS_REFINE_NEVER ? "never" : FusedCGSRefinement(ksp, gm->cgstype) == FUSED_CGS_REFINE_IFNEEDED ? "if needed" : "always"));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  4 fused steps and 2 packed reductions per Arnoldi step (2 kernels in the CUDA device loop); breakdown tolerance %g\n", (double)gm->breakdowntol));
   }
   PetscFunctionReturn(0);
@@ -418,7 +418,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PGMRESFused(KSP ksp)
   PetscCall(PetscNew(&gm));
   ksp->data        = (void *)gm;
   gm->restart      = 30;
-  gm->cgstype      = KSP_GMRES_CGS_REFINE_NEVER;
+  gm->cgstype      = FUSED_CGS_REFINE_NEVER;
   gm->breakdowntol = 10.0 * PETSC_MACHINE_EPSILON;
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 3));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));

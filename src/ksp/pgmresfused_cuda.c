@@ -8,7 +8,7 @@ enum { GM_VEC_X = 1, GM_VEC_B, GM_VEC_R, GM_VEC_Z0, GM_VEC_W, GM_VEC_TMP, GM_VEC
 
 static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
 {
-  FusedCUDA       ctx = gm->fused.cuda;
+  FusedCUDA       ctx = gm->fused.work.cuda;
   FusedPGMRESVecs v;
 
   v.x     = FusedCUDAVec(ctx, GM_VEC_X);
@@ -41,10 +41,10 @@ static PetscErrorCode PGMRESFusedStart_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscS
     PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
   }
   v = PGMRESFusedDeviceVecs(ksp, gm);
-  if (!ksp->guess_zero) PetscCall(KSPFusedCUDAGhosts(fused, v.x));
-  PetscCallFusedCUDA(FusedPGMRESStart(fused->cuda, fused->devmat, &v, ksp->guess_zero ? 1 : 0));
-  PetscCallFusedCUDA(FusedCUDAGetSums(fused->cuda, 0, 1, partial));
-  PetscCall(PetscLogFlops(3.0 * fused->cuda_n + (ksp->guess_zero ? 0.0 : 2.0 * fused->mat_nnz)));
+  if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));
+  PetscCallFusedCUDA(FusedPGMRESStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
+  PetscCallFusedCUDA(FusedCUDAGetSums(fused->work.cuda, 0, 1, partial));
+  PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz)));
   PetscFunctionReturn(0);
 }
 
@@ -54,10 +54,10 @@ static PetscErrorCode PGMRESFusedProduct_CUDA(KSP ksp, KSP_PGMRESFused *gm, Pets
   const double   *in;
 
   PetscFunctionBegin;
-  PetscCallFusedCUDA(FusedPGMRESProductInput(gm->fused.cuda, &v, (int)j, scale, &in));
-  PetscCall(KSPFusedCUDAGhosts(&gm->fused, in));
-  PetscCallFusedCUDA(FusedPGMRESProduct(gm->fused.cuda, gm->fused.devmat, &v, (int)j));
-  PetscCall(PetscLogFlops(2.0 * gm->fused.mat_nnz + 2.0 * gm->fused.cuda_n));
+  PetscCallFusedCUDA(FusedPGMRESProductInput(gm->fused.work.cuda, &v, (int)j, scale, &in));
+  PetscCall(FusedDeviceGhosts(&gm->fused.op, &gm->fused.work, in));
+  PetscCallFusedCUDA(FusedPGMRESProduct(gm->fused.work.cuda, gm->fused.op.mat, &v, (int)j));
+  PetscCall(PetscLogFlops(2.0 * gm->fused.op.nnz + 2.0 * gm->fused.work.n));
   PetscFunctionReturn(0);
 }
 
@@ -66,9 +66,9 @@ static PetscErrorCode PGMRESFusedMDot_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscIn
   FusedPGMRESVecs v = PGMRESFusedDeviceVecs(ksp, gm);
 
   PetscFunctionBegin;
-  PetscCallFusedCUDA(FusedPGMRESMDot(gm->fused.cuda, &v, (int)j));
-  PetscCallFusedCUDA(FusedCUDAGetSums(gm->fused.cuda, 0, (int)j + 1, partial));
-  PetscCall(PetscLogFlops(2.0 * gm->fused.cuda_n * (j + 1)));
+  PetscCallFusedCUDA(FusedPGMRESMDot(gm->fused.work.cuda, &v, (int)j));
+  PetscCallFusedCUDA(FusedCUDAGetSums(gm->fused.work.cuda, 0, (int)j + 1, partial));
+  PetscCall(PetscLogFlops(2.0 * gm->fused.work.n * (j + 1)));
   PetscFunctionReturn(0);
 }
 
@@ -77,9 +77,9 @@ static PetscErrorCode PGMRESFusedOrthog_CUDA(KSP ksp, KSP_PGMRESFused *gm, Petsc
   FusedPGMRESVecs v = PGMRESFusedDeviceVecs(ksp, gm);
 
   PetscFunctionBegin;
-  PetscCallFusedCUDA(FusedPGMRESOrthog(gm->fused.cuda, &v, (int)j, h));
-  PetscCallFusedCUDA(FusedCUDAGetSums(gm->fused.cuda, 0, GMRES_NSUMS, partial));
-  PetscCall(PetscLogFlops(2.0 * gm->fused.cuda_n * (j + 3)));
+  PetscCallFusedCUDA(FusedPGMRESOrthog(gm->fused.work.cuda, &v, (int)j, h));
+  PetscCallFusedCUDA(FusedCUDAGetSums(gm->fused.work.cuda, 0, GMRES_NSUMS, partial));
+  PetscCall(PetscLogFlops(2.0 * gm->fused.work.n * (j + 3)));
   PetscFunctionReturn(0);
 }
 
@@ -88,8 +88,8 @@ static PetscErrorCode PGMRESFusedNormalize_CUDA(KSP ksp, KSP_PGMRESFused *gm, Pe
   FusedPGMRESVecs v = PGMRESFusedDeviceVecs(ksp, gm);
 
   PetscFunctionBegin;
-  PetscCallFusedCUDA(FusedPGMRESNormalize(gm->fused.cuda, &v, (int)j, scale, xi));
-  PetscCall(PetscLogFlops(3.0 * gm->fused.cuda_n));
+  PetscCallFusedCUDA(FusedPGMRESNormalize(gm->fused.work.cuda, &v, (int)j, scale, xi));
+  PetscCall(PetscLogFlops(3.0 * gm->fused.work.n));
   PetscFunctionReturn(0);
 }
 
@@ -100,14 +100,14 @@ static PetscErrorCode PGMRESFusedUpdate_CUDA(KSP ksp, KSP_PGMRESFused *gm, Petsc
 
   PetscFunctionBegin;
   if (k == 0) PetscFunctionReturn(0);
-  if (!y) PetscCallFusedCUDA(FusedPGMRESUpdate(gm->fused.cuda, &v, (int)k, t, v.x));
+  if (!y) PetscCallFusedCUDA(FusedPGMRESUpdate(gm->fused.work.cuda, &v, (int)k, t, v.x));
   else {
-    PetscCallFusedCUDA(FusedCUDAZero(gm->fused.cuda, v.tmp, (int)gm->fused.cuda_n));
-    PetscCallFusedCUDA(FusedPGMRESUpdate(gm->fused.cuda, &v, (int)k, t, v.tmp));
-    PetscCall(KSPFusedCUDADownload(&gm->fused, v.tmp, gm->tmp));
+    PetscCallFusedCUDA(FusedCUDAZero(gm->fused.work.cuda, v.tmp, (int)gm->fused.work.n));
+    PetscCallFusedCUDA(FusedPGMRESUpdate(gm->fused.work.cuda, &v, (int)k, t, v.tmp));
+    PetscCall(FusedDeviceDownload(&gm->fused.work, v.tmp, gm->tmp));
     PetscCall(VecAXPY(y, 1.0, gm->tmp));
   }
-  PetscCall(PetscLogFlops(2.0 * gm->fused.cuda_n * k));
+  PetscCall(PetscLogFlops(2.0 * gm->fused.work.n * k));
   PetscFunctionReturn(0);
 }
 
@@ -115,7 +115,7 @@ static PetscErrorCode PGMRESFusedUpdate_CUDA(KSP ksp, KSP_PGMRESFused *gm, Petsc
    vector operations of length n */
 static PetscLogDouble PGMRESFusedLoopFlops(KSPFused *fused, int steps, int stopped)
 {
-  return (steps + stopped) * (2.0 * fused->mat_nnz + 8.0 * fused->cuda_n) + 2.0 * fused->cuda_n * steps * (steps + stopped - 1.0);
+  return (steps + stopped) * (2.0 * fused->op.nnz + 8.0 * fused->work.n) + 2.0 * fused->work.n * steps * (steps + stopped - 1.0);
 }
 
 static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscInt *its0, PetscReal rnorm0, PetscBool *pending, PetscBool *start_on_host, PetscScalar sums[])
@@ -129,11 +129,11 @@ static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscIn
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCallFusedCUDA(FusedPGMRESProductInput(fused->cuda, &v, 0, 1.0 / rnorm0, &in));
-  PetscCallFusedCUDA(FusedPGMRESLoop(fused->cuda, fused->devmat, &v, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
+  PetscCallFusedCUDA(FusedPGMRESProductInput(fused->work.cuda, &v, 0, 1.0 / rnorm0, &in));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
   /* the full cycles the device ended, each with its update and the next start */
   cycles = (its_last - (int)*its0) / (int)gm->restart;
-  PetscCall(PetscLogFlops(cycles * (PGMRESFusedLoopFlops(fused, (int)gm->restart, 0) + 2.0 * fused->cuda_n * gm->restart + 2.0 * fused->mat_nnz + 3.0 * fused->cuda_n) + PGMRESFusedLoopFlops(fused, steps, stopped)));
+  PetscCall(PetscLogFlops(cycles * (PGMRESFusedLoopFlops(fused, (int)gm->restart, 0) + 2.0 * fused->work.n * gm->restart + 2.0 * fused->op.nnz + 3.0 * fused->work.n) + PGMRESFusedLoopFlops(fused, steps, stopped)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCall(KSPFusedCUDAReplay(ksp, fused, *its0 + 1, its_last + steps));
   fused->loop_its += its_last + steps - *its0;

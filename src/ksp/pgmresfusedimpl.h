@@ -47,7 +47,7 @@ typedef struct {
 struct _KSP_PGMRESFused {
   KSPFused                   fused; /* first: the shared driver reads it through ksp->data */
   PetscInt                   restart;
-  KSPGMRESCGSRefinementType  cgstype;
+  FusedCGSRefinementType     cgstype; /* the second pass where the KSP does not hold it (fusedcompat.h) */
   PetscReal                  breakdowntol; /* |w_orth| below this times |w| is a (happy) breakdown */
   Vec                        r, z0, w, tmp, tmp2;
   Vec                       *V;            /* restart vectors */

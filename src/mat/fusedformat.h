@@ -18,6 +18,15 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility where PETSc's flags ask for it
+   (PETSc >= 3.2x); the benchmarks and tests that call the builder directly
+   need these few symbols exported. */
+#if defined(__GNUC__)
+  #define FUSED_VISIBLE __attribute__((visibility("default")))
+#else
+  #define FUSED_VISIBLE
+#endif
+
 enum { FUSED_FORMAT_AUTO, FUSED_FORMAT_CSR, FUSED_FORMAT_DIA, FUSED_FORMAT_ELL, FUSED_FORMAT_HYB };
 #define FUSED_DIA_MAX 64
 /* most storage the automatic choice accepts, relative to CSR */
@@ -58,11 +67,11 @@ typedef struct {
 int FusedFormatChoose(const FusedPattern *, int requested, FusedLayout *, char *msg, size_t msglen);
 
 /* Returns 0, or 1 with a message (out of memory, DIA asked for with too many diagonals) */
-int    FusedFormatBuild(int n, const int *rowptr, const int *col, const double *val, int requested, FusedFormat *out, char *msg, size_t msglen);
-void   FusedFormatFree(FusedFormat *);
+FUSED_VISIBLE int FusedFormatBuild(int n, const int *rowptr, const int *col, const double *val, int requested, FusedFormat *out, char *msg, size_t msglen);
+FUSED_VISIBLE void FusedFormatFree(FusedFormat *);
 /* y = A x on the host: the reference the device kernels are tested against */
-void   FusedFormatMult(const FusedFormat *, const double *x, double *y);
-extern const char *const FusedFormatNames[];
+FUSED_VISIBLE void FusedFormatMult(const FusedFormat *, const double *x, double *y);
+FUSED_VISIBLE extern const char *const FusedFormatNames[];
 
 #ifdef __cplusplus
 }

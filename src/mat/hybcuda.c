@@ -13,6 +13,33 @@ static PetscErrorCode MatHYBCUDAIsMPI(Mat A, PetscBool *mpi)
   PetscFunctionReturn(0);
 }
 
+/* Whether a row of the (square, sequential) matrix stores no diagonal entry:
+   a shift then adds entries on the host (PETSc's MatMissingDiagonal() is gone
+   from current versions, so this asks the CSR pattern, whose columns AIJ
+   keeps sorted) */
+static PetscErrorCode MatHYBCUDAMissingDiagonal(Mat A, PetscBool *missing)
+{
+  const PetscInt *ia, *ja;
+  PetscInt        n, i, lo, hi, mid;
+  PetscBool       done;
+
+  PetscFunctionBegin;
+  *missing = PETSC_TRUE;
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  if (!done) PetscFunctionReturn(PETSC_SUCCESS);
+  *missing = PETSC_FALSE;
+  for (i = 0; i < n && !*missing; i++) {
+    for (lo = ia[i], hi = ia[i + 1]; lo < hi;) {
+      mid = lo + (hi - lo) / 2;
+      if (ja[mid] < i) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo == ia[i + 1] || ja[lo] != i) *missing = PETSC_TRUE;
+  }
+  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The diagonal and off-diagonal blocks of an AIJ or hybcuda matrix (Ao NULL
    on one rank). MatMPIAIJGetSeqAIJ() insists on a type name that begins
    with "mpiaij"; ours is "mpihybcuda", so the name is lent back for the call. */
@@ -329,7 +356,7 @@ static PetscErrorCode MatShift_HYBCUDA(Mat A, PetscScalar a)
   PetscFunctionBegin;
   PetscCall(MatHYBCUDAIsCurrent(A, &current));
   PetscCall(MatHYBCUDAIsMPI(A, &mpi));
-  if (current && !mpi) PetscCall(MatMissingDiagonal(A, &missing, NULL));
+  if (current && !mpi) PetscCall(MatHYBCUDAMissingDiagonal(A, &missing));
   held = h->dev_state;
   if (current && !mpi && !missing) PetscCall(MatHYBCUDAShiftHost(A, a));
   else PetscCall((*h->aijops.shift)(A, a)); /* mpiaij shifts its diagonal block, seqaij adds entries and assembles */
@@ -345,7 +372,7 @@ static PetscErrorCode MatShift_HYBCUDA(Mat A, PetscScalar a)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MatSetFromOptions_HYBCUDA(Mat A, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode MatSetFromOptions_HYBCUDA(Mat A, FusedOptionItems PetscOptionsObject)
 {
   Mat_HYBCUDA *h = (Mat_HYBCUDA *)A->spptr;
 
@@ -449,7 +476,7 @@ static PetscErrorCode MatHYBCUDAExtend(Mat A)
   const char  *aij, *ours;
 
   PetscFunctionBegin;
-  PetscCall(PetscFusedCUDADeviceCount(&count, reason, sizeof(reason)));
+  PetscCall(FusedDeviceCount(&count, reason, sizeof(reason)));
   PetscCheck(count > 0, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP_SYS, "-mat_type hybcuda needs a CUDA device: %s. Use -mat_type aij", reason);
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
   aij  = mpi ? MATMPIAIJ : MATSEQAIJ;
@@ -464,7 +491,7 @@ static PetscErrorCode MatHYBCUDAExtend(Mat A)
     PetscCall(PetscOptionsGetEList(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_hybcuda_format", FusedFormatNames, 5, &format, &set));
     if (set) h->format = format;
   }
-  PetscCall(FusedPickDevice((PetscObject)A, &h->device));
+  PetscCall(FusedDevicePick((PetscObject)A, &h->device));
   A->spptr                      = h;
   A->ops->mult                  = MatMult_HYBCUDA;
   A->ops->multadd               = MatMultAdd_HYBCUDA;

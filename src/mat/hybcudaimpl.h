@@ -11,7 +11,8 @@
 #define HYBCUDAIMPL_H
 #include <petscfused.h>
 #include <petsc/private/matimpl.h>
-#include "cuda/fusedcuda.h"
+#include "fusedcompat.h"
+#include "device/fuseddevice.h"
 #include "mat/fusedformat.h"
 
 typedef struct {
@@ -31,6 +32,5 @@ typedef struct {
 PETSC_INTERN PetscErrorCode MatHYBCUDASync(Mat);
 PETSC_INTERN PetscErrorCode MatHYBCUDAGetBlocks(Mat, Mat *Ad, Mat *Ao, const PetscInt **garray);
 PETSC_INTERN PetscErrorCode MatHYBCUDAGetDevMat(Mat, FusedDevMat *, PetscInt *device);
-PETSC_INTERN PetscErrorCode FusedPickDevice(PetscObject, PetscInt *); /* ksp/fused_cuda.c */
 PETSC_INTERN PetscLogEvent  MAT_HYBCUDA_Build, MAT_HYBCUDA_Values, MAT_HYBCUDA_Mult;
 #endif

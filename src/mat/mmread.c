@@ -5,6 +5,7 @@
 #include <petsc/private/petscimpl.h>
 #include <petscmat.h>
 #include <petscfused.h>
+#include "fusedcompat.h"
 #include <errno.h>
 #include <ctype.h>
 
@@ -300,8 +301,8 @@ PetscErrorCode MatLoadMatrixMarket(MPI_Comm comm, const char path[], Mat *A)
   PetscLayout rmap, cmap;
 
   PetscFunctionBegin;
-  PetscValidCharPointer(path, 2);
-  PetscValidPointer(A, 3);
+  PetscAssertPointer(path, 2);
+  PetscAssertPointer(A, 3);
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
   memset(&t, 0, sizeof(t));

@@ -1,7 +1,7 @@
 /* The compressed halo plan of fusedhalo.h */
-#include "ksp/fusedhalo.h"
+#include "device/fusedhalo.h"
 
-PETSC_INTERN PetscErrorCode FusedHaloCreate(Mat A, PetscInt nghost, const PetscInt garray[], FusedHalo *out)
+PETSC_INTERN PetscErrorCode FusedHaloCreate(PetscLayout cmap, PetscInt nghost, const PetscInt garray[], FusedHalo *out)
 {
   FusedHalo       h;
   PetscMPIInt     size, rank, r, *nneed, *nask, nr = 0, ns = 0;
@@ -11,11 +11,11 @@ PETSC_INTERN PetscErrorCode FusedHaloCreate(Mat A, PetscInt nghost, const PetscI
 
   PetscFunctionBegin;
   PetscCall(PetscNew(&h));
-  h->comm   = PetscObjectComm((PetscObject)A);
+  h->comm   = cmap->comm;
   h->nghost = nghost;
   PetscCallMPI(MPI_Comm_size(h->comm, &size));
   PetscCallMPI(MPI_Comm_rank(h->comm, &rank));
-  PetscCall(MatGetOwnershipRanges(A, &ranges));
+  PetscCall(PetscLayoutGetRanges(cmap, &ranges));
   rstart = ranges[rank];
   /* what we need from each owner: garray is sorted, so each owner's entries are contiguous */
   PetscCall(PetscCalloc2(size, &nneed, size, &nask));

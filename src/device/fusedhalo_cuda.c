@@ -8,7 +8,7 @@
      GPUs have it. Two one-int messages per neighbour order the copies: 'ready'
      (the sender packed) and 'done' (the reader copied: the sender may pack
      again), the second one waited for only before the next pack. */
-#include "ksp/fusedimpl.h"
+#include "device/fuseddevice.h"
 #if defined(OPEN_MPI) && OPEN_MPI
   #include <mpi-ext.h>
 #endif
@@ -85,13 +85,13 @@ static PetscErrorCode FusedHaloIpcWaitReaders(FusedHalo h)
 }
 
 /* Closes what IPC opened; collective, so that no rank frees a buffer another still reads */
-PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloDestroy(KSPFused *fused)
+PETSC_INTERN PetscErrorCode FusedHaloTransportDestroy(FusedHalo *ph)
 {
-  FusedHalo   h = fused->halo;
+  FusedHalo   h = *ph;
   PetscMPIInt i;
 
   PetscFunctionBegin;
-  if (!h) PetscFunctionReturn(0);
+  if (!h) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(FusedHaloIpcWaitReaders(h));
   if (h->peer_base) {
     for (i = 0; i < h->nrecv; i++) PetscCallFusedCUDA(FusedCUDAIpcClose(h->peer_base[i]));
@@ -99,14 +99,13 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloDestroy(KSPFused *fused)
   }
   PetscCall(PetscFree4(h->peer_base, h->peer_src, h->pull_off, h->pull_count));
   PetscCall(PetscFree2(h->tokens, h->token_buf));
-  PetscCall(FusedHaloDestroy(&fused->halo));
-  PetscFunctionReturn(0);
+  PetscCall(FusedHaloDestroy(ph));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Picks the transport of a new halo (collective) */
-PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloSetUp(KSPFused *fused, FusedHaloTransport asked)
+PETSC_INTERN PetscErrorCode FusedHaloTransportSetUp(FusedHalo h, FusedDevMat A, PetscInt device, FusedHaloTransport asked)
 {
-  FusedHalo   h = fused->halo;
   MPI_Comm    local;
   PetscMPIInt size, lsize;
 
@@ -123,7 +122,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloSetUp(KSPFused *fused, FusedHaloTran
   if (h->transport == FUSED_HALO_IPC) {
     PetscBool ok = PETSC_FALSE;
 
-    PetscCall(FusedHaloIpcSetUp(h, fused->devmat, fused->cuda_device, &ok));
+    PetscCall(FusedHaloIpcSetUp(h, A, device, &ok));
     if (!ok) {
       PetscCheck(asked == FUSED_HALO_AUTO, h->comm, PETSC_ERR_SUP_SYS, "-ksp_fused_halo ipc: CUDA IPC between the ranks failed (run with -info for the reason); use -ksp_fused_halo host");
       PetscCall(PetscInfo(NULL, "CUDA IPC failed on some rank; the halo goes through pinned host buffers\n"));
@@ -134,9 +133,8 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAHaloSetUp(KSPFused *fused, FusedHaloTran
 }
 
 /* After the pack: 'ready' to our readers, then our ghosts copied out of the neighbours' buffers */
-static PetscErrorCode FusedHaloIpcExchange(KSPFused *fused)
+static PetscErrorCode FusedHaloIpcExchange(FusedHalo h, FusedDevMat A, FusedCUDA ctx)
 {
-  FusedHalo   h  = fused->halo;
   PetscMPIInt nr = h->nrecv, ns = h->nsend, i;
   static int  token = 1;
 
@@ -144,56 +142,37 @@ static PetscErrorCode FusedHaloIpcExchange(KSPFused *fused)
   for (i = 0; i < nr; i++) PetscCallMPI(MPI_Irecv(h->token_buf + i, 1, MPI_INT, h->recv_rank[i], FUSED_TAG_READY, h->comm, &h->tokens[i]));
   for (i = 0; i < ns; i++) PetscCallMPI(MPI_Isend(&token, 1, MPI_INT, h->send_rank[i], FUSED_TAG_READY, h->comm, &h->tokens[nr + i]));
   PetscCallMPI(MPI_Waitall(nr + ns, h->tokens, MPI_STATUSES_IGNORE));
-  PetscCallFusedCUDA(FusedCUDAHaloPull(fused->cuda, fused->devmat, (int)nr, h->peer_src, h->pull_off, h->pull_count));
+  PetscCallFusedCUDA(FusedCUDAHaloPull(ctx, A, (int)nr, h->peer_src, h->pull_off, h->pull_count));
   for (i = 0; i < nr; i++) PetscCallMPI(MPI_Isend(&token, 1, MPI_INT, h->recv_rank[i], FUSED_TAG_DONE, h->comm, &h->tokens[i]));
   for (i = 0; i < ns; i++) PetscCallMPI(MPI_Irecv(h->token_buf + nr + i, 1, MPI_INT, h->send_rank[i], FUSED_TAG_DONE, h->comm, &h->tokens[nr + i]));
   h->tokens_pending = PETSC_TRUE;
-  PetscFunctionReturn(0);
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Starts the exchange of the ghost values of the device vector dev_local: the
-   pack is queued on the solver's stream, and work that needs no ghost values
-   may be queued after it before KSPFusedCUDAGhostsEnd() (collective) */
-PETSC_INTERN PetscErrorCode KSPFusedCUDAGhostsBegin(KSPFused *fused, const double *dev_local)
+/* The pack of x's entries, queued on ctx's stream (to the pinned buffer for the host transport) */
+PETSC_INTERN PetscErrorCode FusedHaloTransportBegin(FusedHalo h, FusedDevMat A, FusedCUDA ctx, const double *x)
 {
-  FusedHalo h = fused->halo;
-
   PetscFunctionBegin;
-  if (!h) PetscFunctionReturn(0);
-  PetscCall(PetscLogEventBegin(KSP_Fused_Halo, 0, 0, 0, 0));
   if (h->transport == FUSED_HALO_IPC) PetscCall(FusedHaloIpcWaitReaders(h));
-  PetscCallFusedCUDA(FusedCUDAHaloPack(fused->cuda, fused->devmat, dev_local, h->transport == FUSED_HALO_HOST ? 1 : 0));
-  PetscFunctionReturn(0);
+  PetscCallFusedCUDA(FusedCUDAHaloPack(ctx, A, x, h->transport == FUSED_HALO_HOST ? 1 : 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Ends it: what the solver's stream queues from now on sees the ghost values */
-PETSC_INTERN PetscErrorCode KSPFusedCUDAGhostsEnd(KSPFused *fused)
+/* The exchange itself: what ctx's stream queues from now on sees the ghost values */
+PETSC_INTERN PetscErrorCode FusedHaloTransportEnd(FusedHalo h, FusedDevMat A, FusedCUDA ctx, double *send_host, double *ghost_host)
 {
-  FusedHalo h = fused->halo;
-
   PetscFunctionBegin;
-  if (!h) PetscFunctionReturn(0);
-  PetscCallFusedCUDA(FusedCUDAHaloWaitPacked(fused->devmat));
+  PetscCallFusedCUDA(FusedCUDAHaloWaitPacked(A));
   switch (h->transport) {
   case FUSED_HALO_IPC:
-    PetscCall(FusedHaloIpcExchange(fused));
+    PetscCall(FusedHaloIpcExchange(h, A, ctx));
     break;
   case FUSED_HALO_CUDA_AWARE_MPI:
-    PetscCall(FusedHaloExchange(h, FusedDevMatSendBuffer(fused->devmat), FusedDevMatGhostBuffer(fused->devmat)));
+    PetscCall(FusedHaloExchange(h, FusedDevMatSendBuffer(A), FusedDevMatGhostBuffer(A)));
     break;
   default:
-    PetscCall(FusedHaloExchange(h, fused->halo_send, fused->halo_ghost));
-    PetscCallFusedCUDA(FusedCUDAHaloUnpack(fused->cuda, fused->devmat));
+    PetscCall(FusedHaloExchange(h, send_host, ghost_host));
+    PetscCallFusedCUDA(FusedCUDAHaloUnpack(ctx, A));
   }
-  PetscCall(PetscLogEventEnd(KSP_Fused_Halo, 0, 0, 0, 0));
-  PetscFunctionReturn(0);
-}
-
-/* The ghost values of the device vector dev_local for the next product (collective) */
-PETSC_INTERN PetscErrorCode KSPFusedCUDAGhosts(KSPFused *fused, const double *dev_local)
-{
-  PetscFunctionBegin;
-  PetscCall(KSPFusedCUDAGhostsBegin(fused, dev_local));
-  PetscCall(KSPFusedCUDAGhostsEnd(fused));
-  PetscFunctionReturn(0);
+  PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1,13 +1,13 @@
 /* The compressed halo exchange of a row-distributed operator (Ziane Khodja
    et al. 2014): each rank sends each neighbour only the entries of its part
    of x that the neighbour's off-diagonal block reads, packed, with
-   point-to-point MPI. The plan is plain C; packing runs on the host here and
-   on the device in the CUDA backend. */
+   point-to-point MPI. The plan is plain C over the column layout; packing
+   runs on the host here and on the device in fusedhalo_cuda.c. */
 #ifndef FUSEDHALO_H
 #define FUSEDHALO_H
-#include <petscmat.h>
+#include <petscvec.h>
 
-/* How the packed entries travel on the CUDA backend (ksp/fusedhalo_cuda.c) */
+/* How the packed entries travel between devices (device/fusedhalo_cuda.c) */
 typedef enum {
   FUSED_HALO_AUTO,           /* ipc where every rank is on one host, else host */
   FUSED_HALO_HOST,           /* device -> pinned host buffer -> MPI -> pinned -> device */
@@ -36,8 +36,9 @@ struct _n_FusedHalo {
   PetscBool          tokens_pending;   /* ipc: the 'done' messages of the last exchange are in flight */
 };
 
-/* garray: the sorted global columns of the off-diagonal block (MatMPIAIJGetSeqAIJ) */
-PETSC_INTERN PetscErrorCode FusedHaloCreate(Mat, PetscInt nghost, const PetscInt garray[], FusedHalo *);
+/* cmap: the layout of the vector the operator multiplies; garray: the sorted
+   global columns of its off-diagonal block (MatMPIAIJGetSeqAIJ) */
+PETSC_INTERN PetscErrorCode FusedHaloCreate(PetscLayout cmap, PetscInt nghost, const PetscInt garray[], FusedHalo *);
 PETSC_INTERN PetscErrorCode FusedHaloDestroy(FusedHalo *);
 /* sendbuf packed (by whoever packs), ghost receives; collective */
 PETSC_INTERN PetscErrorCode FusedHaloExchange(FusedHalo, const PetscScalar sendbuf[], PetscScalar ghost[]);

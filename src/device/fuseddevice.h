@@ -1,0 +1,98 @@
+/* The device layer: which CUDA device a rank uses, a solver's work on it
+   (vectors, reduction buffers and the stream they are queued on), an
+   operator's rows there, and the exchange of ghost values between the ranks'
+   devices. It knows PETSc's Vec and PetscLayout and nothing of the solvers or
+   the matrix types that use it, so that the stream and memory a CUDA PETSc
+   hands over enter in this one place. The kernels behind it are in src/cuda/,
+   reached through cuda/fusedcuda.h. */
+#ifndef FUSEDDEVICE_H
+#define FUSEDDEVICE_H
+#include <petscvec.h>
+#include "fusedcompat.h"
+#include "cuda/fusedcuda.h"
+#include "device/fusedhalo.h"
+
+/* A CUDA-side error code as a PETSc error with the CUDA side's message */
+#define PetscCallFusedCUDA(call) \
+  do { \
+    int fused_cuda_err_ = (call); \
+    PetscCheck(!fused_cuda_err_, PETSC_COMM_SELF, fused_cuda_err_ == FUSED_CUDA_ERR_MEM ? PETSC_ERR_MEM : PETSC_ERR_LIB, "%s", FusedCUDALastError()); \
+  } while (0)
+
+/* Visible devices, asked once per process: 0 with the reason where there is
+   no device or no usable driver (never an error for the absence of a GPU) */
+PETSC_INTERN PetscErrorCode FusedDeviceCount(PetscInt *count, char *reason, size_t reasonlen);
+/* The device of this rank for obj: -fused_device_id, else the node-local rank
+   modulo the visible devices. Picked once (*device < 0 until then). */
+PETSC_INTERN PetscErrorCode FusedDevicePick(PetscObject obj, PetscInt *device);
+
+/* A solver's work on the device: nvecs vectors of n entries, the buffers of
+   up to maxsums sums per reduction, and the stream all of it is queued on */
+typedef struct {
+  FusedCUDA cuda;
+  PetscInt  device, n, nvecs, maxsums;
+} FusedDeviceWork;
+
+/* Makes work fit (device, n, nvecs, at least maxsums); *created: it is new,
+   so nothing uploaded before is there any more */
+PETSC_INTERN PetscErrorCode FusedDeviceWorkEnsure(FusedDeviceWork *work, PetscInt device, PetscInt n, PetscInt nvecs, PetscInt maxsums, const char *what, PetscBool *created);
+PETSC_INTERN PetscErrorCode FusedDeviceWorkDestroy(FusedDeviceWork *work);
+/* v's local entries to the device vector dev, and back, on the work's stream */
+PETSC_INTERN PetscErrorCode FusedDeviceUpload(FusedDeviceWork *work, Vec v, double *dev);
+PETSC_INTERN PetscErrorCode FusedDeviceDownload(FusedDeviceWork *work, const double *dev, Vec v);
+
+/* The local rows of an operator in CSR: the diagonal block (n x n) and, on
+   several ranks, the off-process block over nghost compressed ghost columns
+   whose global indices are garray (sorted) */
+typedef struct {
+  PetscInt           n;
+  const PetscInt    *ia, *ja;
+  const PetscScalar *va;
+  PetscInt           nghost;
+  const PetscInt    *oia, *oja, *garray;
+  const PetscScalar *ova;
+} FusedDeviceCSR;
+
+/* An operator's local rows on the device, with the exchange of the ghost
+   values its off-process block reads */
+typedef struct {
+  FusedDevMat    mat;
+  PetscBool      borrowed;  /* mat is another object's copy, not ours to free */
+  PetscInt       device;
+  PetscLogDouble nnz;       /* local nonzeros, for the flop counts */
+  FusedHalo      halo;      /* NULL on one rank */
+  double        *halo_send, *halo_ghost; /* pinned buffers of the host transport (owned by mat) */
+  PetscInt       halo_total; /* entries exchanged per product, summed over ranks */
+} FusedDeviceOperator;
+
+/* Copies csr to the device in format (FUSED_FORMAT_*); with an off-process
+   block on several ranks (collective over cmap's communicator: every rank
+   calls it) the halo is planned over cmap and its transport chosen */
+PETSC_INTERN PetscErrorCode FusedDeviceOperatorCreate(PetscInt device, const FusedDeviceCSR *csr, PetscInt format, PetscLayout cmap, FusedHaloTransport transport, FusedDeviceOperator *op);
+/* Uses a device copy that another object owns and keeps (one rank only) */
+PETSC_INTERN PetscErrorCode FusedDeviceOperatorBorrow(PetscInt device, FusedDevMat mat, PetscLogDouble nnz, FusedDeviceOperator *op);
+/* Frees what op owns (collective where it has a halo) and empties it */
+PETSC_INTERN PetscErrorCode FusedDeviceOperatorRelease(FusedDeviceOperator *op);
+
+/* The ghost values of the device vector x for op's next product: the pack
+   is queued on work's stream, and work that reads no ghost value may be
+   queued between Begin and End; after End what the stream queues sees them.
+   Collective; nothing to do on one rank. */
+PETSC_INTERN PetscErrorCode FusedDeviceGhostsBegin(FusedDeviceOperator *op, FusedDeviceWork *work, const double *x);
+PETSC_INTERN PetscErrorCode FusedDeviceGhostsEnd(FusedDeviceOperator *op, FusedDeviceWork *work);
+PETSC_INTERN PetscErrorCode FusedDeviceGhosts(FusedDeviceOperator *op, FusedDeviceWork *work, const double *x);
+/* Refuses device buffers for MPI where the MPI library says it cannot take them */
+PETSC_INTERN PetscErrorCode FusedHaloCheckCUDAAwareMPI(MPI_Comm comm);
+
+/* The halo's transports (fusedhalo_cuda.c), for the operator above: set up
+   once per operator (collective), then Begin packs x's entries on ctx's
+   stream and End delivers the ghosts into A's ghost buffer */
+PETSC_INTERN PetscErrorCode FusedHaloTransportSetUp(FusedHalo h, FusedDevMat A, PetscInt device, FusedHaloTransport asked);
+PETSC_INTERN PetscErrorCode FusedHaloTransportBegin(FusedHalo h, FusedDevMat A, FusedCUDA ctx, const double *x);
+PETSC_INTERN PetscErrorCode FusedHaloTransportEnd(FusedHalo h, FusedDevMat A, FusedCUDA ctx, double *send_host, double *ghost_host);
+PETSC_INTERN PetscErrorCode FusedHaloTransportDestroy(FusedHalo *h);
+
+/* -log_view's event for the ghost exchange (registered by the package) */
+PETSC_INTERN PetscLogEvent FUSED_Halo;
+
+#endif
