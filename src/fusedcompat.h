@@ -39,9 +39,13 @@ typedef KSPOrthogonalizationCGSRefinementType FusedCGSRefinementType;
   #define FUSED_CGS_REFINE_NEVER          KSP_ORTHOGONALIZATION_CGS_REFINE_NEVER
   #define FUSED_CGS_REFINE_IFNEEDED       KSP_ORTHOGONALIZATION_CGS_REFINE_IFNEEDED
   #define FUSED_CGS_REFINE_ALWAYS         KSP_ORTHOGONALIZATION_CGS_REFINE_ALWAYS
-  #define FusedCGSRefinement(ksp, own)    ((ksp)->cgstype)
+  #define FusedCGSRefinement(ksp, own)    (*((void)(own), &(ksp)->cgstype)) /* own is unused here */
   #define FUSED_CGS_REFINEMENT_OPTION     "-ksp_orthogonalization_cgs_refinement_type"
 #endif
+
+/* The specific message of PetscErrorMessage() is a char ** in 3.18 and a
+   const char ** in current versions; both take the address of a const char * */
+#define FusedErrorMessage(err, text, specific) PetscErrorMessage((err), (text), (void *)(specific))
 
 /* -ksp_monitor_short's own function until 3.25; since 3.26 -ksp_monitor_short
    is KSPMonitorResidual() with a format */

@@ -59,9 +59,9 @@ int main(int argc, char **argv)
   PetscCall(VecNorm(r, NORM_2, &rn));
   PetscCall(VecNorm(b, NORM_2, &bn));
   PetscCall(PetscStrcmp(type, expect, &same));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  ran %s, reason %s, true rel. residual %.2e\n", type, KSPConvergedReasons[reason], (double)(rn / bn)));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  ran %s, reason %s, true rel. residual %.2e\n", type ? type : "(no type)", KSPConvergedReasons[reason], (double)(rn / bn)));
   if (!same) {
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: KSP type %s, expected %s\n", type, expect));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: KSP type %s, expected %s\n", type ? type : "(no type)", expect));
     ok = PETSC_FALSE;
   }
   if (reason <= 0 || rn / bn > 10 * rtol) {

@@ -9,6 +9,7 @@
    With -oom_rows n (one rank), only the device-memory-exhausted check. */
 #include "problems.h"
 #include <petscfused.h>
+#include "fusedcompat.h"
 
 static PetscInt failures = 0;
 
@@ -198,7 +199,7 @@ static PetscErrorCode CheckOutOfMemory(PetscInt n)
   size_t             free0, free1, total;
   PetscErrorCode     ierr;
   const char        *text = NULL;
-  char              *specific = NULL;
+  const char        *specific = NULL;
   const PetscScalar *ya;
   PetscReal          worst = 0.0;
   PetscInt           i;
@@ -216,7 +217,7 @@ static PetscErrorCode CheckOutOfMemory(PetscInt n)
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   ierr = MatConvert(A, MATHYBCUDA, MAT_INITIAL_MATRIX, &H);
   PetscCall(PetscPopErrorHandler());
-  if (ierr) PetscCall(PetscErrorMessage(ierr, &text, &specific));
+  if (ierr) PetscCall(FusedErrorMessage(ierr, &text, &specific));
   PetscCall(PetscFusedCUDAMemoryInfo(0, &free1, &total));
   if (ierr == PETSC_ERR_MEM && specific && strstr(specific, "out of memory") && strstr(specific, "bytes")) PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok   ELL of a dense row, n = %" PetscInt_FMT ": PETSC_ERR_MEM, \"%s\"\n", n, specific));
   else {
