@@ -70,6 +70,14 @@ PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A
 {
   PetscFunctionBegin;
   PetscCheck(n >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "Problem size -n %" PetscInt_FMT " must be at least 1", n);
+  {
+    /* the rows, n^2 or n^3, must be a PetscInt */
+    const int      dim  = type == PROBLEM_LAP3D ? 3 : 2;
+    const double   rows = dim == 3 ? (double)n * n * n : (double)n * n;
+    const PetscInt most = dim == 3 ? 1290 : 46340;
+
+    PetscCheck(rows <= (double)PETSC_MAX_INT, comm, PETSC_ERR_ARG_OUTOFRANGE, "Problem size -n %" PetscInt_FMT ": the %dD problem would have %.0f rows, more than a %d-bit PetscInt counts; at most -n %" PetscInt_FMT, n, dim, rows, (int)(8 * sizeof(PetscInt)), most);
+  }
   switch (type) {
   case PROBLEM_LAP2D:
     PetscCall(ProblemCreateStencil2D(comm, n, PETSC_FALSE, PETSC_FALSE, A));

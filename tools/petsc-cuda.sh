@@ -17,6 +17,14 @@ if [ -f "$PREFIX/lib/petsc/conf/petscvariables" ] && grep -q "^#define PETSC_HAV
 fi
 [ -x "$CUDA_HOME/bin/nvcc" ] || { echo "petsc-cuda: no nvcc at CUDA_HOME=$CUDA_HOME" >&2; exit 1; }
 command -v mpicc >/dev/null || { echo "petsc-cuda: no mpicc; run 'make deps' first (Debian's petsc-dev brings Open MPI)" >&2; exit 1; }
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "petsc-cuda: installing python3-pip (to fetch PETSc's source from PyPI)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >/dev/null
+  else
+    echo "petsc-cuda: needs pip (python3 -m pip) to fetch PETSc's source from PyPI" >&2; exit 1
+  fi
+fi
 
 WORK=${PETSC_CUDA_WORK:-${TMPDIR:-/tmp}/petsc-fused-petsc-$VERSION}
 mkdir -p "$WORK"

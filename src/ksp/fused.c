@@ -33,6 +33,14 @@ PETSC_INTERN PetscErrorCode KSPFusedSetUp(KSP ksp, KSPFused *fused)
 {
   PetscFunctionBegin;
   PetscCheck(ksp->pc_side != PC_SYMMETRIC, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "%s does not support symmetric preconditioning; use -ksp_pc_side left", ((PetscObject)ksp)->type_name);
+  if (ksp->pc) {
+    Mat      Amat;
+    PetscInt m, n;
+
+    PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
+    PetscCall(MatGetSize(Amat, &m, &n));
+    PetscCheck(m == n, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_SIZ, "%s: the operator is %" PetscInt_FMT " x %" PetscInt_FMT "; a Krylov method needs a square one", ((PetscObject)ksp)->type_name, m, n);
+  }
   PetscCall(KSPFusedCUDASetUp(ksp, fused));
   PetscFunctionReturn(0);
 }

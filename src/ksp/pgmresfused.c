@@ -2,6 +2,9 @@
    pgmresfusedimpl.h. */
 #include "ksp/pgmresfusedimpl.h"
 
+/* the largest m with m * m below 2^31 */
+#define PGMRES_MAX_RESTART 46340
+
 #define PGMRESStep(event, call) \
   do { \
     PetscCall(PetscLogEventBegin(event, ksp, 0, 0, 0)); \
@@ -293,6 +296,8 @@ static PetscErrorCode KSPGMRESSetRestart_PGMRESFused(KSP ksp, PetscInt restart)
 
   PetscFunctionBegin;
   PetscCheck(restart >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "Restart of %s must be at least 1, not %" PetscInt_FMT, KSPPGMRESFUSED, restart);
+  /* the restart x restart triangular factor is indexed with PetscInt */
+  PetscCheck(restart <= PGMRES_MAX_RESTART, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "Restart of %s must be at most %d (its %" PetscInt_FMT " x %" PetscInt_FMT " Hessenberg factor must be indexable), not %" PetscInt_FMT, KSPPGMRESFUSED, PGMRES_MAX_RESTART, restart, restart, restart);
   if (restart != gm->restart && gm->R) {
     /* the basis was sized for the old restart: build it anew at the next solve */
     PetscCall(KSPReset_PGMRESFused(ksp));
