@@ -6,6 +6,8 @@
 #   make run         the main job: solve a built-in problem with our methods and PETSc's
 #   make check       run every test this machine can run
 #   make petsc-cuda  build PETSc 3.26.1 with CUDA into PETSC_CUDA_PREFIX (reused when there)
+#   make check-asan  the CPU test list on a build with address and undefined-behaviour sanitizers
+#   make fuzz        the Matrix Market parser under libFuzzer for FUZZ_SECONDS (60)
 #
 # Against another PETSc: make PETSC_DIR=/its/prefix [PETSC_ARCH=...]. Each
 # PETSc gets its own build folder (BUILD, default build/ for Debian's and
@@ -13,6 +15,7 @@
 # PETSc versions live side by side; lib/libpetscfused.so is Debian's build.
 
 comma := ,
+space := $(subst ,, )
 PETSC_DIR ?= /usr/lib/petsc
 CUDA_HOME ?= /usr/local/cuda
 PETSC_CUDA_PREFIX ?= /opt/petsc-3.26.1-cuda
@@ -42,7 +45,10 @@ WERROR    ?=
 WARN      := -Wall -Wextra -Werror=implicit-function-declaration $(WERROR)
 # PETSc's headers are not ours to warn about
 PETSC_INC := $(patsubst -I%,-isystem %,$(PETSC_CC_INCLUDES))
-CFLAGS    := $(PCC_FLAGS) -O2 -fPIC $(WARN) $(PETSC_INC) -Iinclude -Isrc
+# SANITIZE: compiler flags of an instrumented build (make check-asan sets them; the
+# .cu files stay uninstrumented: nvcc splits -Xcompiler lists at commas)
+SANITIZE  ?=
+CFLAGS    := $(PCC_FLAGS) -O2 -fPIC $(WARN) $(SANITIZE) $(PETSC_INC) -Iinclude -Isrc
 NVFLAGS   := -O3 -Xcompiler -fPIC,-Wall,-Wextra$(if $(WERROR),$(comma)-Werror) $(if $(WERROR),-Werror all-warnings) $(CUDA_ARCH) -Isrc
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
 LIB_LINK  := -L$(LIBDIR) -Wl,-rpath,$(abspath $(LIBDIR)) -lpetscfused
@@ -61,7 +67,7 @@ $(shell mkdir -p $(BUILD) && { [ "$$(cat $(STAMP) 2>/dev/null)" = "$(PETSC_DIR) 
 # what the test runner needs to know of this build
 RUN_ENV  := FUSED_BUILD=$(BUILD) FUSED_LIB=$(LIB)
 
-.PHONY: all deps run check check-gpu clean petsc-present viennacl petsc-cuda
+.PHONY: all deps run check check-gpu check-asan check-gpu-sanitize fuzz clean petsc-present viennacl petsc-cuda
 all: petsc-present $(LIB) $(EXAMPLES) $(TESTS)
 
 petsc-present:
@@ -76,7 +82,7 @@ petsc-cuda:
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(PCC) -shared -o $@ $^ $(PETSC_LIB) $(CUDA_LIBS)
+	$(PCC) -shared $(SANITIZE) -o $@ $^ $(PETSC_LIB) $(CUDA_LIBS)
 
 $(BUILD)/%.o: src/%.c $(HEADERS) $(STAMP)
 	@mkdir -p $(dir $@)
@@ -136,6 +142,33 @@ check: all
 
 check-gpu: all
 	@$(RUN_ENV) FUSED_REQUIRE_GPU=1 sh tests/run.sh
+
+# The sanitized build lives in its own folder; the runner fails a test whose
+# log has any sanitizer report. Open MPI's start-up leaks are suppressed
+# (tests/sanitize/lsan.supp), nothing else; its plugins stay loaded and
+# stacks are unwound in full so that those leaks are recognized as its own.
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g
+check-asan:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan LIBDIR=$(BUILD)/asan/lib SANITIZE="$(ASAN_FLAGS)" all
+	@FUSED_BUILD=$(BUILD)/asan FUSED_LIB=$(BUILD)/asan/lib/libpetscfused.so FUSED_SANITIZE=1 \
+	  OMPI_MCA_mca_base_component_disable_dlclose=1 \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:protect_shadow_gap=0 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1 sh tests/run.sh
+
+# compute-sanitizer's tools over one GPU test of each device path (tools/gpu-sanitize.sh)
+GPU_SANITIZE_TOOLS ?= memcheck racecheck initcheck synccheck
+check-gpu-sanitize: all
+	@$(RUN_ENV) sh tools/gpu-sanitize.sh $(GPU_SANITIZE_TOOLS)
+
+# libFuzzer comes with Debian's clang (make deps installs it where missing)
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+$(BUILD)/fuzz/mm_parse: tests/fuzz/mm_parse.c src/mat/mmparse.c src/mat/mmparse.h
+	@mkdir -p $(dir $@)
+	OMPI_CC=$(FUZZ_CC) mpicc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(WARN) $(PETSC_INC) -Isrc tests/fuzz/mm_parse.c src/mat/mmparse.c -o $@ -lm
+fuzz: $(BUILD)/fuzz/mm_parse
+	@sh tests/fuzz/run.sh $(BUILD)/fuzz/mm_parse $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD) $(LIBDIR)

@@ -33,6 +33,8 @@ if [ "$HAVE_GPU" = 0 ] && [ "${FUSED_REQUIRE_GPU:-0}" = 1 ]; then
   echo "FAIL: make check-gpu needs a CUDA device:"; cat "$LOG/devices.log"; exit 1
 fi
 
+# what a sanitizer says when it found something: ASan, LSan, UBSan, compute-sanitizer
+SANITIZER_REPORT="ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|ERROR SUMMARY: [1-9]|LEAK SUMMARY: [1-9]|process didn't terminate successfully"
 pass=0; fail=0; skip=0; failed=""
 while IFS='|' read -r name ranks expect cmd; do
   name=$(echo "$name" | sed 's/^ *//;s/ *$//')
@@ -58,7 +60,9 @@ while IFS='|' read -r name ranks expect cmd; do
   prog=${cmd%% *}; args=${cmd#"$prog"}
   [ "$prog" = "$cmd" ] && args=""
   exe=$BIN/$prog; [ -x "$exe" ] || exe=$BUILD/examples/$prog # the examples are tested too
-  if [ "$ranks" -gt 1 ]; then run="$MPIEXEC -n $ranks $exe"; else run="$exe"; fi
+  # FUSED_TEST_WRAPPER (make check-gpu-sanitize: compute-sanitizer) runs in front of every program, on every rank
+  wrap=${FUSED_TEST_WRAPPER:-}
+  if [ "$ranks" -gt 1 ]; then run="$MPIEXEC -n $ranks $wrap $exe"; else run="$wrap $exe"; fi
   # shellcheck disable=SC2086
   timeout "$TIMEOUT" $run $args >"$LOG/$name.log" 2>&1 </dev/null
   rc=$?
@@ -67,6 +71,11 @@ while IFS='|' read -r name ranks expect cmd; do
     pass|gpu) [ $rc = 0 ] && ok=1 ;;
     error:*|gpuerror:*|nogpuerror:*) re=${expect#*error:}; [ $rc != 0 ] && [ $rc != 124 ] && grep -Eq -- "$re" "$LOG/$name.log" && ok=1 ;;
   esac
+  # a sanitized build (make check-asan): any report fails the test, whatever it expected
+  if [ "${FUSED_SANITIZE:-0}" = 1 ] && grep -Eq "$SANITIZER_REPORT" "$LOG/$name.log"; then
+    echo "     sanitizer report:"; grep -E -A3 "$SANITIZER_REPORT" "$LOG/$name.log" | head -8 | sed 's/^/     /'
+    ok=0
+  fi
   summary=$(grep -E '^  ' "$LOG/$name.log" | tail -1 | sed 's/^ *//' | cut -c1-110)
   if [ $ok = 1 ]; then
     echo "PASS $name  $summary"; pass=$((pass + 1))

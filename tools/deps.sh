@@ -26,4 +26,14 @@ if [ ! -x "$CUDA_HOME/bin/nvcc" ]; then
   echo "      Install the CUDA toolkit (12.x or 13.x) or set CUDA_HOME to it." >&2
   exit 1
 fi
+# clang with libFuzzer, for make fuzz (CI runs it)
+if ! command -v clang >/dev/null 2>&1 || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "deps: installing Debian's clang and its runtime libraries (libFuzzer) for make fuzz"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-dev >/dev/null || {
+      echo "deps: apt-get install clang libclang-rt-dev failed" >&2; exit 1; }
+  else
+    echo "deps: no clang with libFuzzer; make fuzz needs it (apt-get install clang libclang-rt-dev)" >&2
+  fi
+fi
 echo "deps: PETSc at $PETSC_DIR, CUDA toolkit at $CUDA_HOME: ok"

@@ -19,6 +19,7 @@ if [ -x build/examples/spmv ] && ! ldd build/examples/spmv | grep -q 'libcuspars
   [ -n "$lib" ] && export LD_LIBRARY_PATH=$(dirname "$lib"):$LD_LIBRARY_PATH
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export PATH=$PATH:${CUDA_HOME:-/usr/local/cuda}/bin # compute-sanitizer
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 what=$1; shift
 case "$what" in
