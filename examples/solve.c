@@ -236,7 +236,7 @@ int main(int argc, char **argv)
         PetscCall(PetscStrInList(runs[j].type, Counterparts(runs[i].type), ',', &mine));
         if (mine && (best < 0 || runs[j].tsolve < best)) best = runs[j].tsolve;
       }
-      if (best > 0 && runs[i].tsolve > 0) PetscCall(PetscSNPrintf(speed, sizeof(speed), "%.2fx", (double)(best / runs[i].tsolve)));
+      if (runs[i].reason > 0 && best > 0 && runs[i].tsolve > 0) PetscCall(PetscSNPrintf(speed, sizeof(speed), "%.2fx", (double)(best / runs[i].tsolve)));
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-12s %-16s %6" PetscInt_FMT " %-22s %10.2e %10s %9.3f %9.3f %10.1f %8s\n", runs[i].type, runs[i].backend, runs[i].its, KSPConvergedReasons[runs[i].reason], (double)runs[i].truerel, err, (double)runs[i].tsetup,
                           (double)runs[i].tsolve, runs[i].its ? 1e6 * (double)runs[i].tsolve / (double)runs[i].its : 0.0, speed));

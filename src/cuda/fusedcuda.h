@@ -88,6 +88,10 @@ typedef struct {
   double dtol;    /* divtol * rnorm0 */
   int    chknorm; /* no test at iterations <= chknorm */
   int    max_it;
+  /* CG: the signs of <r,Br> and <p,Ap> where the loop starts; the device
+     stops where either is zero or changes sign, which PETSc's cg judges
+     (a definite operator of either sign is fine). 1 for the other methods. */
+  double sign_rz, sign_py;
 } FusedConvergence;
 
 /* The device loop stops where the host must look; it returns the iteration

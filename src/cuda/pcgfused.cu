@@ -75,7 +75,7 @@ __device__ __forceinline__ bool PCGMustStop(const FusedPCGVecs &v, const FusedCo
 {
   const double rz = s[RZ], py = s[PY], yw = s[YW];
   *rnorm = v.normtype == FUSED_NORM_NATURAL ? sqrt(fabs(rz)) : (v.normtype == FUSED_NORM_NONE ? 0.0 : sqrt(fabs(s[NORM])));
-  return FusedMustStop(conv, it, *rnorm) || !isfinite(rz) || !isfinite(py) || !isfinite(yw) || rz <= 0.0 || py <= 0.0;
+  return FusedMustStop(conv, it, *rnorm) || !isfinite(rz) || !isfinite(py) || !isfinite(yw) || rz * conv.sign_rz <= 0.0 || py * conv.sign_py <= 0.0;
 }
 
 /* r = b - A x (or b), z = B r, p = z; RZ and NORM */

@@ -235,6 +235,8 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP ksp, FusedConvergence *c
   conv->dtol    = ksp->divtol * ksp->rnorm0;
   conv->chknorm = (int)ksp->chknorm;
   conv->max_it  = (int)ksp->max_it;
+  conv->sign_rz = 1.0;
+  conv->sign_py = 1.0;
   PetscFunctionReturn(0);
 }
 

@@ -38,6 +38,7 @@ static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
   KSP_PCGFused *cg = (KSP_PCGFused *)ksp->data;
   PetscScalar   sums[PCG_NSUMS], alpha, beta;
   PetscInt      i;
+  PetscReal     rz_sign = 0.0, py_sign = 0.0; /* of the last <r,Br> and <p,Ap> judged (0: none yet) */
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(KSP_PCGFused_Update, ksp, 0, 0, 0));
@@ -66,22 +67,28 @@ static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
     KSPCheckDot(ksp, rz);
     KSPCheckDot(ksp, py);
     KSPCheckDot(ksp, yw);
-    /* the same verdicts PETSc's cg gives */
-    if (PetscRealPart(rz) < 0.0) {
+    /* PETSc's cg's verdicts: a zero <r,Br> has converged; a change of sign
+       of <r,Br> is an indefinite PC, and a zero <p,Ap> or a change of its
+       sign an indefinite matrix. A definite operator or PC of either sign
+       goes on. (The device loop stops at any change, so the signs of the
+       iterations it ran are the ones the host saw before it.) */
+    if (rz == 0.0) {
+      ksp->reason = KSP_CONVERGED_ATOL;
+      PetscCall(PetscInfo(ksp, "Converged due to <r,Br> = 0\n"));
+      break;
+    }
+    if (rz_sign * PetscRealPart(rz) < 0.0) {
       ksp->reason = KSP_DIVERGED_INDEFINITE_PC;
       PetscCall(PetscInfo(ksp, "Diverged due to indefinite preconditioner, <r,Br> = %g\n", (double)PetscRealPart(rz)));
       break;
     }
-    if (PetscRealPart(py) <= 0.0) {
+    if (py == 0.0 || py_sign * PetscRealPart(py) < 0.0) {
       ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
       PetscCall(PetscInfo(ksp, "Diverged due to indefinite or singular matrix, <p,Ap> = %g\n", (double)PetscRealPart(py)));
       break;
     }
-    if (rz == 0.0) {
-      ksp->reason = KSP_DIVERGED_BREAKDOWN;
-      PetscCall(PetscInfo(ksp, "Breakdown: <r,Br> = 0 with a residual that has not converged\n"));
-      break;
-    }
+    rz_sign = PetscRealPart(rz) < 0.0 ? -1.0 : 1.0;
+    py_sign = PetscRealPart(py) < 0.0 ? -1.0 : 1.0;
     alpha = rz / py;
     beta  = alpha * alpha * yw / rz - 1.0; /* = <r',z'>/<r,z> without a second reduction */
 

@@ -80,6 +80,9 @@ static PetscErrorCode PCGFusedLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt it0,
 
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
+  /* the signs the host saw last: the device hands back at a change of either */
+  conv.sign_rz = PetscRealPart(sums[PCG_RZ]) < 0.0 ? -1.0 : 1.0;
+  conv.sign_py = PetscRealPart(sums[PCG_PY]) < 0.0 ? -1.0 : 1.0;
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCallFusedCUDA(FusedPCGLoop(fused->work.cuda, fused->op.mat, &v, &conv, (int)it0, fused->single_kernel, &stopped));
   PetscCall(PetscLogFlops((stopped - it0) * (15.0 * fused->work.n + 2.0 * fused->op.nnz)));
