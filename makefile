@@ -5,9 +5,11 @@
 #   make             build the library, the examples and the tests
 #   make run         the main job: solve a built-in problem with our methods and PETSc's
 #   make check       run every test this machine can run
-#   make petsc-cuda  build PETSc 3.26.1 with CUDA into PETSC_CUDA_PREFIX (reused when there)
+#   make petsc-cuda  build PETSc 3.26.1 with CUDA into PETSC_CUDA_PREFIX (reused when there;
+#                    make petsc-nocuda: without CUDA, into PETSC_NOCUDA_PREFIX)
 #   make check-asan  the CPU test list on a build with address and undefined-behaviour sanitizers
 #   make fuzz        the Matrix Market parser under libFuzzer for FUZZ_SECONDS (60)
+#   make check-gpu   the whole list, a missing GPU a failure; check-gpu-sanitize: compute-sanitizer
 #
 # Against another PETSc: make PETSC_DIR=/its/prefix [PETSC_ARCH=...]. Each
 # PETSc gets its own build folder (BUILD, default build/ for Debian's and
@@ -15,7 +17,6 @@
 # PETSc versions live side by side; lib/libpetscfused.so is Debian's build.
 
 comma := ,
-space := $(subst ,, )
 PETSC_DIR ?= /usr/lib/petsc
 CUDA_HOME ?= /usr/local/cuda
 PETSC_CUDA_PREFIX ?= /opt/petsc-3.26.1-cuda
@@ -67,7 +68,7 @@ $(shell mkdir -p $(BUILD) && { [ "$$(cat $(STAMP) 2>/dev/null)" = "$(PETSC_DIR) 
 # what the test runner needs to know of this build
 RUN_ENV  := FUSED_BUILD=$(BUILD) FUSED_LIB=$(LIB)
 
-.PHONY: all deps run check check-gpu check-asan check-gpu-sanitize fuzz clean petsc-present viennacl petsc-cuda
+.PHONY: all deps run check check-gpu check-asan check-gpu-sanitize fuzz clean petsc-present viennacl petsc-cuda petsc-nocuda
 all: petsc-present $(LIB) $(EXAMPLES) $(TESTS)
 
 petsc-present:
@@ -76,9 +77,13 @@ petsc-present:
 deps:
 	@sh tools/deps.sh "$(PETSC_DIR)" "$(CUDA_HOME)"
 
-# PETSc 3.26.1 with CUDA from PyPI's source distribution (about 17 minutes on 2 cores)
+# PETSc 3.26.1 with CUDA from PyPI's source distribution (about 15 minutes on
+# 2 cores); petsc-nocuda: the same without CUDA, into PETSC_NOCUDA_PREFIX
+PETSC_NOCUDA_PREFIX ?= /opt/petsc-3.26.1
 petsc-cuda:
-	@sh tools/petsc-cuda.sh "$(PETSC_CUDA_PREFIX)" "$(CUDA_HOME)"
+	@sh tools/petsc-cuda.sh "$(PETSC_CUDA_PREFIX)" "$(CUDA_HOME)" cuda
+petsc-nocuda:
+	@sh tools/petsc-cuda.sh "$(PETSC_NOCUDA_PREFIX)" "$(CUDA_HOME)" nocuda
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
