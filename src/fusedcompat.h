@@ -33,14 +33,12 @@ typedef KSPGMRESCGSRefinementType FusedCGSRefinementType;
   #define FUSED_CGS_REFINE_IFNEEDED       KSP_GMRES_CGS_REFINE_IFNEEDED
   #define FUSED_CGS_REFINE_ALWAYS         KSP_GMRES_CGS_REFINE_ALWAYS
   #define FusedCGSRefinement(ksp, own)    (own)
-  #define FUSED_CGS_REFINEMENT_OPTION     "-ksp_gmres_cgs_refinement_type"
 #else
 typedef KSPOrthogonalizationCGSRefinementType FusedCGSRefinementType;
   #define FUSED_CGS_REFINE_NEVER          KSP_ORTHOGONALIZATION_CGS_REFINE_NEVER
   #define FUSED_CGS_REFINE_IFNEEDED       KSP_ORTHOGONALIZATION_CGS_REFINE_IFNEEDED
   #define FUSED_CGS_REFINE_ALWAYS         KSP_ORTHOGONALIZATION_CGS_REFINE_ALWAYS
   #define FusedCGSRefinement(ksp, own)    (*((void)(own), &(ksp)->cgstype)) /* own is unused here */
-  #define FUSED_CGS_REFINEMENT_OPTION     "-ksp_orthogonalization_cgs_refinement_type"
 #endif
 
 /* The specific message of PetscErrorMessage() is a char ** in 3.18 and a

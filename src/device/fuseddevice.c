@@ -15,12 +15,7 @@ PETSC_INTERN PetscErrorCode FusedDeviceCount(PetscInt *count, char *reason, size
   static char     why[256];
 
   PetscFunctionBegin;
-  if (known < 0) {
-    int n = 0;
-
-    PetscCheck(!FusedCUDADeviceCount(&n, why, sizeof(why)), PETSC_COMM_SELF, PETSC_ERR_LIB, "CUDA device query failed");
-    known = n;
-  }
+  if (known < 0) PetscCall(PetscFusedCUDADeviceCount(&known, why, sizeof(why)));
   *count = known;
   if (reason) PetscCall(PetscStrncpy(reason, why, reasonlen));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -217,9 +217,8 @@ static int MMParse(const char *buf, size_t len, double max_bytes, MMTriplets *t,
     const int64_t expanded = sym == MM_GENERAL ? (int64_t)t->nnz : 2 * (int64_t)t->nnz;
     /* triplets, then the AIJ copy; per row rank 0's counts, AIJ's row arrays and the five vectors of a solve */
     const double  bytes    = (double)expanded * 2.0 * (2.0 * sizeof(PetscInt) + sizeof(PetscScalar)) + ((double)t->m + 1.0) * 80.0 + (double)t->n * 8.0;
-    const PetscInt most_int = (PetscInt)(((uint64_t)1 << (8 * sizeof(PetscInt) - 1)) - 1);
 
-    if (expanded > (int64_t)most_int) {
+    if (expanded > (int64_t)PETSC_MAX_INT) {
       snprintf(err, errlen, "line %ld: %" PetscInt_FMT " symmetric entries are %lld once both triangles are stored, more than a %d-bit PetscInt counts", line, t->nnz, (long long)expanded, (int)(8 * sizeof(PetscInt)));
       return 1;
     }
