@@ -45,6 +45,14 @@ typedef KSPOrthogonalizationCGSRefinementType FusedCGSRefinementType;
    const char ** in current versions; both take the address of a const char * */
 #define FusedErrorMessage(err, text, specific) PetscErrorMessage((err), (text), (void *)(specific))
 
+/* A CUDA PETSc whose device contexts hand out their CUDA stream
+   (PetscDeviceContextGetStreamHandle(), 3.20 on): its vectors, matrices and
+   preconditioners live on the device, and our work is ordered with theirs */
+#if defined(PETSC_HAVE_CUDA) && PETSC_VERSION_GE(3, 20, 0)
+  #define FUSED_HAVE_PETSC_CUDA 1
+  #include <petscdevice.h>
+#endif
+
 /* -ksp_monitor_short's own function until 3.25; since 3.26 -ksp_monitor_short
    is KSPMonitorResidual() with a format */
 #if PETSC_VERSION_LT(3, 26, 0)

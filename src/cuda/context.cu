@@ -136,6 +136,7 @@ extern "C" int FusedCUDADestroy(FusedCUDA *pctx)
   if (ctx->sums_host) FREE(cudaFreeHost(ctx->sums_host));
   if (ctx->coef_host) FREE(cudaFreeHost(ctx->coef_host));
   if (ctx->post) FREE(cudaFreeHost(ctx->post));
+  if (ctx->joined) FREE(cudaEventDestroy(ctx->joined));
   if (ctx->stream) FREE(cudaStreamDestroy(ctx->stream));
 #undef FREE
   free(ctx);
@@ -168,6 +169,34 @@ extern "C" int FusedCUDADownload(FusedCUDA ctx, double *host, const double *src,
 extern "C" int FusedCUDAZero(FusedCUDA ctx, double *dst, int n)
 {
   if (n > 0) FUSED_CUDA_CHECK(cudaMemsetAsync(dst, 0, sizeof(double) * n, ctx->stream));
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDACopy(FusedCUDA ctx, double *dst, const double *src, int n)
+{
+  if (n > 0 && dst != src) FUSED_CUDA_CHECK(cudaMemcpyAsync(dst, src, sizeof(double) * n, cudaMemcpyDefault, ctx->stream));
+  return FUSED_CUDA_OK;
+}
+
+static int EnsureJoinEvent(FusedCUDA ctx)
+{
+  if (!ctx->joined) FUSED_CUDA_CHECK(cudaEventCreateWithFlags(&ctx->joined, cudaEventDisableTiming));
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDAStreamWaitFor(FusedCUDA ctx, void *other)
+{
+  if (int err = EnsureJoinEvent(ctx)) return err;
+  FUSED_CUDA_CHECK(cudaEventRecord(ctx->joined, (cudaStream_t)other));
+  FUSED_CUDA_CHECK(cudaStreamWaitEvent(ctx->stream, ctx->joined, 0));
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDAStreamHandTo(FusedCUDA ctx, void *other)
+{
+  if (int err = EnsureJoinEvent(ctx)) return err;
+  FUSED_CUDA_CHECK(cudaEventRecord(ctx->joined, ctx->stream));
+  FUSED_CUDA_CHECK(cudaStreamWaitEvent((cudaStream_t)other, ctx->joined, 0));
   return FUSED_CUDA_OK;
 }
 

@@ -269,12 +269,14 @@ static int AllocateStorage(int n, FusedDevStorage *S)
   return FUSED_CUDA_OK;
 }
 
-/* The CSR arrays go up once; kernels scan the pattern, the host chooses the
-   format, and kernels fill the storage from the uploaded arrays. The values,
-   the largest part, go up on a stream of their own while the scan runs. */
-int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double *val, int requested, FusedDevStorage *S)
+/* The CSR arrays go up once (on_device: they are device arrays already, a
+   CUDA PETSc's, and are only read); kernels scan the pattern, the host
+   chooses the format, and kernels fill the storage from the device arrays.
+   Uploaded values, the largest part, go up on a stream of their own while
+   the scan runs. */
+int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double *val, int requested, int on_device, FusedDevStorage *S)
 {
-  const size_t nnz = (size_t)rowptr[n];
+  size_t       nnz;
   int         *d_rowptr = NULL, *d_col = NULL;
   double      *d_val = NULL;
   FusedPattern pat;
@@ -286,17 +288,27 @@ int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double 
   memset(S, 0, sizeof(*S));
   memset(&pat, 0, sizeof(pat));
   memset(&scan, 0, sizeof(scan));
+  if (on_device) {
+    int last = 0;
+    /* the other library's work on these arrays is done before ours reads them */
+    TRY_CUDA(cudaDeviceSynchronize());
+    TRY_CUDA(cudaMemcpy(&last, rowptr + n, sizeof(int), cudaMemcpyDeviceToHost));
+    nnz      = (size_t)last;
+    d_rowptr = (int *)rowptr, d_col = (int *)col, d_val = (double *)val;
+  } else {
+    nnz = (size_t)rowptr[n];
+    if ((err = FusedMalloc((void **)&d_rowptr, sizeof(int) * ((size_t)n + 1), "the operator's CSR arrays"))) goto done;
+    if ((err = FusedMalloc((void **)&d_col, sizeof(int) * (nnz + 1), "the operator's CSR arrays"))) goto done;
+    if ((err = FusedMalloc((void **)&d_val, sizeof(double) * (nnz + 1), "the operator's CSR arrays"))) goto done;
+    TRY_CUDA(cudaStreamCreateWithFlags(&values, cudaStreamNonBlocking));
+    TRY_CUDA(cudaMemcpy(d_rowptr, rowptr, sizeof(int) * ((size_t)n + 1), cudaMemcpyHostToDevice));
+    if (nnz) TRY_CUDA(cudaMemcpy(d_col, col, sizeof(int) * nnz, cudaMemcpyHostToDevice));
+  }
   pat.n   = n;
   pat.nnz = nnz;
-  if ((err = FusedMalloc((void **)&d_rowptr, sizeof(int) * ((size_t)n + 1), "the operator's CSR arrays"))) goto done;
-  if ((err = FusedMalloc((void **)&d_col, sizeof(int) * (nnz + 1), "the operator's CSR arrays"))) goto done;
-  if ((err = FusedMalloc((void **)&d_val, sizeof(double) * (nnz + 1), "the operator's CSR arrays"))) goto done;
-  TRY_CUDA(cudaStreamCreateWithFlags(&values, cudaStreamNonBlocking));
-  TRY_CUDA(cudaMemcpy(d_rowptr, rowptr, sizeof(int) * ((size_t)n + 1), cudaMemcpyHostToDevice));
-  if (nnz) TRY_CUDA(cudaMemcpy(d_col, col, sizeof(int) * nnz, cudaMemcpyHostToDevice));
   if (n > 0 && (err = ScanPatternBegin(n, d_rowptr, d_col, requested == FUSED_FORMAT_AUTO || requested == FUSED_FORMAT_DIA, &scan))) goto done;
   /* from pageable memory this returns once the values are staged; the scan's kernels run meanwhile */
-  if (nnz) TRY_CUDA(cudaMemcpyAsync(d_val, val, sizeof(double) * nnz, cudaMemcpyHostToDevice, values));
+  if (nnz && !on_device) TRY_CUDA(cudaMemcpyAsync(d_val, val, sizeof(double) * nnz, cudaMemcpyHostToDevice, values));
   if (n > 0 && (err = ScanPatternEnd(d_rowptr, &scan, &pat, S->offsets))) goto done;
   if (n == 0) {
     static const unsigned int none[1] = {0};
@@ -308,7 +320,7 @@ int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double 
   }
   if (S->layout.format == FUSED_FORMAT_DIA) S->ndiag = pat.ndiag;
   if ((err = AllocateStorage(n, S))) goto done;
-  TRY_CUDA(cudaStreamSynchronize(values)); /* the fill reads them */
+  if (values) TRY_CUDA(cudaStreamSynchronize(values)); /* the fill reads them */
   switch (S->layout.format) {
   case FUSED_FORMAT_DIA:
     if (n > 0 && S->ndiag > 0) {
@@ -317,8 +329,17 @@ int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double 
     }
     break;
   case FUSED_FORMAT_CSR:
-    S->rowptr = d_rowptr, S->col = d_col, S->val = d_val;
-    keep_csr  = 1;
+    if (on_device) { /* the other library's arrays stay its own: a copy */
+      if ((err = FusedMalloc((void **)&S->rowptr, sizeof(int) * ((size_t)n + 1), "the operator's CSR arrays"))) goto done;
+      if ((err = FusedMalloc((void **)&S->col, sizeof(int) * (nnz + 1), "the operator's CSR arrays"))) goto done;
+      if ((err = FusedMalloc((void **)&S->val, sizeof(double) * (nnz + 1), "the operator's CSR arrays"))) goto done;
+      TRY_CUDA(cudaMemcpy(S->rowptr, d_rowptr, sizeof(int) * ((size_t)n + 1), cudaMemcpyDeviceToDevice));
+      if (nnz) TRY_CUDA(cudaMemcpy(S->col, d_col, sizeof(int) * nnz, cudaMemcpyDeviceToDevice));
+      if (nnz) TRY_CUDA(cudaMemcpy(S->val, d_val, sizeof(double) * nnz, cudaMemcpyDeviceToDevice));
+    } else {
+      S->rowptr = d_rowptr, S->col = d_col, S->val = d_val;
+      keep_csr  = 1;
+    }
     break;
   default: /* ELL, HYB */
     if (S->layout.K > 0) {
@@ -336,11 +357,50 @@ done:
   }
   ScanPatternFree(&scan);
   if (n > 0) free((void *)pat.rowlen_count);
-  if (!keep_csr) {
+  if (!keep_csr && !on_device) {
     (void)cudaFree(d_rowptr);
     (void)cudaFree(d_col);
     (void)cudaFree(d_val);
   }
   if (err) FusedDevStorageFree(S);
   return err;
+}
+
+/* New values on the pattern the storage was built from, all on the device:
+   the device CSR arrays (the same pattern) refill the storage in place. The
+   layout is the pattern's alone, so it does not change. */
+int FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, const int *col, const double *val)
+{
+  const int n = view->n;
+  size_t    nnz;
+  int       last = 0;
+
+  if (n == 0) return FUSED_CUDA_OK;
+  FUSED_CUDA_CHECK(cudaDeviceSynchronize()); /* the other library's writes to the arrays are done */
+  FUSED_CUDA_CHECK(cudaMemcpy(&last, rowptr + n, sizeof(int), cudaMemcpyDeviceToHost));
+  nnz = (size_t)last;
+  switch (view->format) {
+  case FUSED_FORMAT_DIA:
+    FUSED_CUDA_CHECK(cudaMemsetAsync((double *)view->dval, 0, sizeof(double) * (size_t)view->ndiag * n, 0));
+    if (view->ndiag > 0) {
+      FillDIAKernel<<<Grid(n), FUSED_BLOCK>>>(n, rowptr, col, val, view->ndiag, view->offsets, (double *)view->dval);
+      FUSED_CUDA_CHECK_LAUNCH("FillDIAKernel");
+    }
+    break;
+  case FUSED_FORMAT_CSR:
+    if (tail != nnz) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the pattern has %zu entries, the storage %zu", nnz, tail);
+    if (nnz) FUSED_CUDA_CHECK(cudaMemcpy((double *)view->val, val, sizeof(double) * nnz, cudaMemcpyDeviceToDevice));
+    break;
+  default: /* ELL, HYB */
+    if (view->K > 0) {
+      FillELLKernel<<<Grid(n), FUSED_BLOCK>>>(n, rowptr, col, val, view->K, (int *)view->ecol, (double *)view->eval);
+      FUSED_CUDA_CHECK_LAUNCH("FillELLKernel");
+    }
+    if (view->format == FUSED_FORMAT_HYB && tail > 0) {
+      FillTailKernel<<<Grid(n), FUSED_BLOCK>>>(n, rowptr, col, val, view->K, view->rowptr, (int *)view->col, (double *)view->val);
+      FUSED_CUDA_CHECK_LAUNCH("FillTailKernel");
+    }
+  }
+  FUSED_CUDA_CHECK(cudaDeviceSynchronize());
+  return FUSED_CUDA_OK;
 }

@@ -5,12 +5,12 @@
 #include <string.h>
 #include "cuda/fusedcuda_impl.cuh"
 
-/* A device copy of bytes of host memory, counted in *total */
+/* A device copy of bytes of host or device memory, counted in *total */
 static int DevUpload(void **dst, const void *src, size_t bytes, size_t *total)
 {
   if (int err = FusedMalloc(dst, bytes, "the operator")) return err;
   *total += bytes;
-  if (bytes) FUSED_CUDA_CHECK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice));
+  if (bytes) FUSED_CUDA_CHECK(cudaMemcpy(*dst, src, bytes, cudaMemcpyDefault));
   return FUSED_CUDA_OK;
 }
 
@@ -68,11 +68,11 @@ static void AdoptStorage(FusedDevMat A, FusedDevStorage *S)
   A->bytes += S->layout.bytes + (S->layout.format == FUSED_FORMAT_DIA ? sizeof(int) * S->ndiag : 0);
 }
 
-extern "C" int FusedDevMatCreate(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *out)
+static int DevMatCreate(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, int on_device, FusedDevMat *out)
 {
   FusedDevMat     A;
   FusedDevStorage S;
-  int             err = FUSED_CUDA_OK;
+  int             err = FUSED_CUDA_OK, *host_growptr = NULL;
 
   *out = NULL;
   FUSED_CUDA_CHECK(cudaSetDevice(device)); /* the rank's device, also before its workspace exists */
@@ -84,11 +84,24 @@ extern "C" int FusedDevMatCreate(int device, int n, const int *rowptr, const int
   A->view.n = n;
   A->nghost = nghost;
   do {
-    if ((err = FusedDevStorageBuild(n, rowptr, col, val, format, &S))) break;
+    if ((err = FusedDevStorageBuild(n, rowptr, col, val, format, on_device, &S))) break;
     AdoptStorage(A, &S);
     if (growptr && nghost > 0) {
-      const size_t gnnz = (size_t)growptr[n];
-      A->gnnz           = gnnz;
+      size_t gnnz;
+      if (on_device) { /* the boundary rows are listed on the host */
+        host_growptr = (int *)malloc(sizeof(int) * ((size_t)n + 1));
+        if (!host_growptr) {
+          err = FusedCUDASetError(FUSED_CUDA_ERR_MEM, "host out of memory for %d row starts", n + 1);
+          break;
+        }
+        const cudaError_t e = cudaMemcpy(host_growptr, growptr, sizeof(int) * ((size_t)n + 1), cudaMemcpyDeviceToHost);
+        if (e != cudaSuccess) {
+          err = FusedCUDAFail(e, "cudaMemcpy (the ghost block's row starts)", __FILE__, __LINE__);
+          break;
+        }
+      }
+      gnnz    = (size_t)(on_device ? host_growptr : growptr)[n];
+      A->gnnz = gnnz;
       if ((err = DevUpload((void **)&A->growptr, growptr, sizeof(int) * (n + 1), &A->bytes))) break;
       if ((err = DevUpload((void **)&A->gcol, gcol, sizeof(int) * gnnz, &A->bytes))) break;
       if ((err = DevUpload((void **)&A->gval, gval, sizeof(double) * gnnz, &A->bytes))) break;
@@ -98,14 +111,33 @@ extern "C" int FusedDevMatCreate(int device, int n, const int *rowptr, const int
       A->view.gcol    = A->gcol;
       A->view.gval    = A->gval;
       A->view.ghost   = A->ghost;
-      if ((err = UploadBoundaryRows(A, n, growptr))) break;
+      if ((err = UploadBoundaryRows(A, n, on_device ? host_growptr : growptr))) break;
     }
   } while (0);
+  free(host_growptr);
   if (err) {
     (void)FusedDevMatDestroy(&A);
     return err;
   }
   *out = A;
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedDevMatCreate(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *out)
+{
+  return DevMatCreate(device, n, rowptr, col, val, nghost, growptr, gcol, gval, format, 0, out);
+}
+
+extern "C" int FusedDevMatCreateFromDevice(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *out)
+{
+  return DevMatCreate(device, n, rowptr, col, val, nghost, growptr, gcol, gval, format, 1, out);
+}
+
+extern "C" int FusedDevMatRefreshFromDevice(FusedDevMat A, const int *rowptr, const int *col, const double *val, const double *gval)
+{
+  FUSED_CUDA_CHECK(cudaSetDevice(A->device));
+  if (int err = FusedDevStorageRefill(&A->view, A->tail, rowptr, col, val)) return err;
+  if (A->gval && A->gnnz) FUSED_CUDA_CHECK(cudaMemcpy(A->gval, gval, sizeof(double) * A->gnnz, cudaMemcpyDeviceToDevice));
   return FUSED_CUDA_OK;
 }
 
@@ -282,7 +314,7 @@ extern "C" int FusedDevMatUpdateValues(FusedDevMat A, const int *rowptr, const i
   int             same, err;
 
   FUSED_CUDA_CHECK(cudaSetDevice(A->device));
-  if ((err = FusedDevStorageBuild(A->view.n, rowptr, col, val, A->view.format, &S))) return err;
+  if ((err = FusedDevStorageBuild(A->view.n, rowptr, col, val, A->view.format, 0, &S))) return err;
   /* the same pattern gives the same layout; checked all the same, as a wrong one would corrupt the product */
   same = S.layout.format == A->view.format && S.layout.K == A->view.K && (S.layout.format != FUSED_FORMAT_DIA || S.ndiag == A->view.ndiag) && (S.layout.format == FUSED_FORMAT_DIA || S.layout.format == FUSED_FORMAT_ELL || S.layout.tail == A->tail);
   for (int d = 0; same && d < S.ndiag && d < FUSED_DIA_INLINE; d++) same = S.offsets[d] == A->view.off[d];

@@ -26,6 +26,11 @@ typedef struct FusedDevMat_s *FusedDevMat;
 /* Local rows n; the diagonal block in CSR (columns 0..n-1); the off-process
    block in CSR over nghost compressed ghost columns (growptr NULL when none). */
 int    FusedDevMatCreate(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *A);
+/* The same from a CUDA PETSc's device CSR arrays (all arguments device
+   pointers, only read): the storage is built on the device without a trip
+   through the host; Refresh takes new values on the same pattern. */
+int    FusedDevMatCreateFromDevice(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *A);
+int    FusedDevMatRefreshFromDevice(FusedDevMat A, const int *rowptr, const int *col, const double *val, const double *gval);
 int    FusedDevMatDestroy(FusedDevMat *A);
 /* The compressed halo: the nsend local indices the neighbours read, packed by
    neighbour; returns pinned buffers for the packed values and the ghosts */
@@ -55,6 +60,15 @@ double *FusedCUDAVec(FusedCUDA ctx, int i); /* device pointer of work vector i *
 int     FusedCUDAUpload(FusedCUDA ctx, double *dst, const double *host, int n);
 int     FusedCUDADownload(FusedCUDA ctx, double *host, const double *src, int n);
 int     FusedCUDAZero(FusedCUDA ctx, double *dst, int n);
+/* n values from device memory src (the solver's, or another library's on the
+   same device) to dst, queued on the solver's stream: no host wait */
+int     FusedCUDACopy(FusedCUDA ctx, double *dst, const double *src, int n);
+/* Orders the solver's stream with another (a cudaStream_t; NULL is the
+   legacy default stream) without a host wait: WaitFor makes what the
+   solver queues next wait for what is queued on other so far; Hand makes
+   what other queues next wait for what the solver queued so far. */
+int     FusedCUDAStreamWaitFor(FusedCUDA ctx, void *other);
+int     FusedCUDAStreamHandTo(FusedCUDA ctx, void *other);
 
 /* ---- the halo on the device (src/cuda/halo.cu) ------------------------- */
 /* x's halo entries packed into the device send buffer, then (to_host) into the
@@ -103,9 +117,16 @@ enum { FUSED_NORM_PRECONDITIONED, FUSED_NORM_UNPRECONDITIONED, FUSED_NORM_NATURA
 typedef struct {
   double       *x, *b, *r, *p, *y;
   const double *d; /* inverse diagonal, NULL without a PC */
+  /* A preconditioner applied between the kernels (PCApply() on the device):
+     z = B r and w = B y are stored, and NULL where the PC is fused or none */
+  double       *z, *w;
   int           normtype;
 } FusedPCGVecs;
 int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero);
+/* With z and w: after FusedPCGStart() (r made) and z = B r, p = z and the
+   start's sums; after FusedPCGProduct() and w = B y, <y,w> in its place */
+int FusedPCGStartPreconditioned(FusedCUDA ctx, const FusedPCGVecs *v);
+int FusedPCGProductPreconditioned(FusedCUDA ctx, const FusedPCGVecs *v);
 int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha, double beta);
 int FusedPCGProduct(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v);
 /* the product split around the halo exchange: the local block first (it may
@@ -137,6 +158,9 @@ typedef struct {
   double       *w2; /* the device loop's second w: step j writes w (j even) or w2 (j odd) */
   const double *d;
   int           right; /* right preconditioning */
+  /* a PC applied between the kernels: the product reads tmp = B z_j (right)
+     or writes A z_j to tmp for the caller's w = B tmp (left); d is NULL */
+  int           pc_between;
 } FusedPGMRESVecs;
 int FusedPGMRESStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int guess_zero);
 /* z_0 = scale r (j = 0); returns in *in the vector the product of step j
@@ -145,6 +169,9 @@ int FusedPGMRESStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int
 int FusedPGMRESProductInput(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, const double **in);
 int FusedPGMRESProduct(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j);
 int FusedPGMRESMDot(FusedCUDA ctx, const FusedPGMRESVecs *v, int j);
+/* pc_between: <r,r> into the first sum, after the caller's r = B (b - A x); and y += x */
+int FusedPGMRESNorm(FusedCUDA ctx, const FusedPGMRESVecs *v);
+int FusedPGMRESAddTo(FusedCUDA ctx, double *y, const double *x);
 int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, const double *h);
 int FusedPGMRESNormalize(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, double xi);
 /* y += B^{right} sum_{i<k} t_i z_i, y a device vector */

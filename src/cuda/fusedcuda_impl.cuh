@@ -64,7 +64,9 @@ struct FusedDevStorage {
   int        *rowptr, *col; /* CSR, or HYB's tail */
   double     *val;
 };
-int  FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double *val, int requested, FusedDevStorage *S);
+int  FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double *val, int requested, int on_device, FusedDevStorage *S);
+/* the values of device CSR arrays of the same pattern into the storage view shows (tail: its CSR entries) */
+int  FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, const int *col, const double *val);
 void FusedDevStorageFree(FusedDevStorage *S);
 
 struct FusedDevMat_s {
@@ -120,6 +122,7 @@ struct FusedCUDA_s {
   int             nblocks;  /* grid of the reduction kernels */
   int             sms;      /* the device's multiprocessors */
   cudaStream_t    stream;
+  cudaEvent_t     joined;   /* orders the stream with another one (a CUDA PETSc's), made at the first need */
   double         *vecs;     /* nvecs vectors of length n */
   double         *partials; /* maxsums x nblocks */
   double         *sums;     /* maxsums */

@@ -53,6 +53,21 @@ __device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PC
   return p;
 }
 
+/* With the PC applied between the kernels z and w are stored, and z
+   follows r: z -= alpha w, as B r' = B r - alpha B y */
+__device__ __forceinline__ void PCGUpdateRowStored(const FusedPCGVecs &v, int i, double alpha, double beta, double (&acc)[2])
+{
+  const double p = v.p[i];
+  const double r = __fma_rn(-alpha, v.y[i], v.r[i]);
+  const double z = __fma_rn(-alpha, v.w[i], v.z[i]);
+  v.x[i]         = __fma_rn(alpha, p, v.x[i]);
+  v.r[i]         = r;
+  v.z[i]         = z;
+  v.p[i]         = __fma_rn(beta, p, z);
+  acc[RZ] += r * z;
+  acc[NORM] += PCGNormTerm(v.normtype, r, z);
+}
+
 __device__ __forceinline__ void PCGUpdateRow(const FusedPCGVecs &v, int i, double alpha, double beta, double (&acc)[2])
 {
   if (v.d) (void)PCGUpdateRowTo(v, PCGNext<true>{v.r, v.y, v.p, v.d, alpha, beta}, i, v.r, v.p, acc);
@@ -92,6 +107,37 @@ __global__ void PCGStartKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, d
     acc[1] += PCGNormTerm(v.normtype, r, z);
   }
   FusedReduce<2>(acc, partials, sums, ticket, RZ);
+}
+
+/* p = z = B r after the start made r and the PC z; RZ and NORM */
+__global__ void PCGStartPreconditionedKernel(int n, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[2] = {0.0, 0.0};
+  FUSED_GRID_LOOP(i, n)
+  {
+    const double r = v.r[i], z = v.z[i];
+    v.p[i]         = z;
+    acc[0] += r * z;
+    acc[1] += PCGNormTerm(v.normtype, r, z);
+  }
+  FusedReduce<2>(acc, partials, sums, ticket, RZ);
+}
+
+/* PCGUpdateKernel's step with z and w stored (the PC between kernels): a
+   kernel of its own, so that the fused one keeps its registers */
+__global__ void PCGUpdateStoredKernel(int n, FusedPCGVecs v, double alpha, double beta, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[2] = {0.0, 0.0};
+  FUSED_GRID_LOOP(i, n) PCGUpdateRowStored(v, i, alpha, beta, acc);
+  FusedReduce<2>(acc, partials, sums, ticket, RZ);
+}
+
+/* YW = <y, w> once the PC made w = B y */
+__global__ void PCGProductPreconditionedKernel(int n, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[1] = {0.0};
+  FUSED_GRID_LOOP(i, n) acc[0] += v.y[i] * v.w[i];
+  FusedReduce<1>(acc, partials, sums, ticket, YW);
 }
 
 /* x += alpha p, r -= alpha y, p = B r + beta p; RZ and NORM. In the device
@@ -228,8 +274,27 @@ extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v
   return FUSED_CUDA_OK;
 }
 
+extern "C" int FusedPCGStartPreconditioned(FusedCUDA ctx, const FusedPCGVecs *v)
+{
+  PCGStartPreconditionedKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PCGStartPreconditionedKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPCGProductPreconditioned(FusedCUDA ctx, const FusedPCGVecs *v)
+{
+  PCGProductPreconditionedKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PCGProductPreconditionedKernel");
+  return FUSED_CUDA_OK;
+}
+
 extern "C" int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha, double beta)
 {
+  if (v->z) {
+    PCGUpdateStoredKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, beta, ctx->partials, ctx->sums, ctx->ticket);
+    FUSED_CUDA_CHECK_LAUNCH("PCGUpdateStoredKernel");
+    return FUSED_CUDA_OK;
+  }
   PCGUpdateKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, beta, ctx->partials, ctx->sums, ctx->ticket, NULL);
   FUSED_CUDA_CHECK_LAUNCH("PCGUpdateKernel");
   return FUSED_CUDA_OK;

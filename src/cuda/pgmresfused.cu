@@ -147,8 +147,8 @@ extern "C" int FusedPGMRESStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESV
 extern "C" int FusedPGMRESProduct(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j)
 {
   const double *in = j == 0 ? v->z0 : v->V + (size_t)(j - 1) * ctx->n;
-  if (v->right && v->d) in = v->tmp;
-  PGMRESSpMVKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, v->w, in, v->right ? NULL : v->d);
+  if (v->right && (v->d || v->pc_between)) in = v->tmp;
+  PGMRESSpMVKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, (v->pc_between && !v->right) ? v->tmp : v->w, in, v->right ? NULL : v->d);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESSpMVKernel");
   return FUSED_CUDA_OK;
 }
@@ -167,6 +167,32 @@ extern "C" int FusedPGMRESProductInput(FusedCUDA ctx, const FusedPGMRESVecs *v, 
     z = v->tmp;
   }
   *in = z;
+  return FUSED_CUDA_OK;
+}
+
+__global__ void PGMRESNormKernel(int n, const double *r, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[1] = {0.0};
+  FUSED_GRID_LOOP(i, n) acc[0] += r[i] * r[i];
+  FusedReduce<1>(acc, partials, sums, ticket, 0);
+}
+
+__global__ void PGMRESAddToKernel(int n, double *y, const double *x)
+{
+  FUSED_GRID_LOOP(i, n) y[i] += x[i];
+}
+
+extern "C" int FusedPGMRESNorm(FusedCUDA ctx, const FusedPGMRESVecs *v)
+{
+  PGMRESNormKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, v->r, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PGMRESNormKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPGMRESAddTo(FusedCUDA ctx, double *y, const double *x)
+{
+  PGMRESAddToKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, y, x);
+  FUSED_CUDA_CHECK_LAUNCH("PGMRESAddToKernel");
   return FUSED_CUDA_OK;
 }
 

@@ -40,6 +40,22 @@ PETSC_INTERN PetscErrorCode FusedDevicePick(PetscObject obj, PetscInt *device)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCheck(count > 0, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "no CUDA device");
+#if defined(FUSED_HAVE_PETSC_CUDA)
+  {
+    /* a CUDA PETSc's vectors and matrices are on its device: work there too */
+    PetscDeviceContext dctx;
+    PetscDeviceType    type;
+    PetscDevice        pdevice;
+
+    PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+    PetscCall(PetscDeviceContextGetDeviceType(dctx, &type));
+    if (type == PETSC_DEVICE_CUDA) {
+      PetscCall(PetscDeviceContextGetDevice(dctx, &pdevice));
+      PetscCall(PetscDeviceGetDeviceId(pdevice, device));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+#endif
   PetscCallMPI(MPI_Comm_split_type(PetscObjectComm(obj), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
   PetscCallMPI(MPI_Comm_rank(local, &lrank));
   PetscCallMPI(MPI_Comm_free(&local));
@@ -74,12 +90,16 @@ PETSC_INTERN PetscErrorCode FusedDeviceUpload(FusedDeviceWork *work, Vec v, doub
 {
   const PetscScalar *a;
   PetscInt           n;
+  PetscMemType       mtype;
 
   PetscFunctionBegin;
   PetscCall(VecGetLocalSize(v, &n));
-  PetscCall(VecGetArrayRead(v, &a));
-  PetscCallFusedCUDA(FusedCUDAUpload(work->cuda, dev, a, (int)n));
-  PetscCall(VecRestoreArrayRead(v, &a));
+  PetscCall(VecGetArrayReadAndMemType(v, &a, &mtype));
+  if (PetscMemTypeDevice(mtype)) {
+    PetscCall(FusedDeviceWorkWaitForPETSc(work));
+    PetscCallFusedCUDA(FusedCUDACopy(work->cuda, dev, a, (int)n));
+  } else PetscCallFusedCUDA(FusedCUDAUpload(work->cuda, dev, a, (int)n));
+  PetscCall(VecRestoreArrayReadAndMemType(v, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -87,12 +107,149 @@ PETSC_INTERN PetscErrorCode FusedDeviceDownload(FusedDeviceWork *work, const dou
 {
   PetscScalar *a;
   PetscInt     n;
+  PetscMemType mtype;
 
   PetscFunctionBegin;
   PetscCall(VecGetLocalSize(v, &n));
-  PetscCall(VecGetArrayWrite(v, &a));
-  PetscCallFusedCUDA(FusedCUDADownload(work->cuda, a, dev, (int)n));
-  PetscCall(VecRestoreArrayWrite(v, &a));
+  PetscCall(VecGetArrayWriteAndMemType(v, &a, &mtype));
+  if (PetscMemTypeDevice(mtype)) {
+    PetscCall(FusedDeviceWorkWaitForPETSc(work)); /* PETSc's last work on v comes first */
+    PetscCallFusedCUDA(FusedCUDACopy(work->cuda, a, dev, (int)n));
+    PetscCall(FusedDeviceWorkHandToPETSc(work));
+  } else PetscCallFusedCUDA(FusedCUDADownload(work->cuda, a, dev, (int)n));
+  PetscCall(VecRestoreArrayWriteAndMemType(v, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#if defined(FUSED_HAVE_PETSC_CUDA)
+/* The CUDA stream of PETSc's current device context, when it is a CUDA one */
+static PetscErrorCode FusedPETScStream(void **stream, PetscBool *cuda)
+{
+  PetscDeviceContext dctx;
+  PetscDeviceType    type;
+  void              *handle = NULL;
+
+  PetscFunctionBegin;
+  *cuda = PETSC_FALSE;
+  PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+  PetscCall(PetscDeviceContextGetDeviceType(dctx, &type));
+  if (type != PETSC_DEVICE_CUDA) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscDeviceContextGetStreamHandle(dctx, &handle));
+  *stream = *(void **)handle; /* a cudaStream_t *: NULL is the default stream */
+  *cuda   = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
+PETSC_INTERN PetscErrorCode FusedDeviceWorkWaitForPETSc(FusedDeviceWork *work)
+{
+  PetscFunctionBegin;
+#if defined(FUSED_HAVE_PETSC_CUDA)
+  {
+    void     *stream = NULL;
+    PetscBool cuda;
+
+    PetscCall(FusedPETScStream(&stream, &cuda));
+    if (cuda) PetscCallFusedCUDA(FusedCUDAStreamWaitFor(work->cuda, stream));
+  }
+#else
+  (void)work;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode FusedDeviceWorkHandToPETSc(FusedDeviceWork *work)
+{
+  PetscFunctionBegin;
+#if defined(FUSED_HAVE_PETSC_CUDA)
+  {
+    void     *stream = NULL;
+    PetscBool cuda;
+
+    PetscCall(FusedPETScStream(&stream, &cuda));
+    if (cuda) PetscCallFusedCUDA(FusedCUDAStreamHandTo(work->cuda, stream));
+  }
+#else
+  (void)work;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode FusedDeviceVecCreate(Vec like, double *dev, Vec *v)
+{
+  PetscFunctionBegin;
+  *v = NULL;
+#if defined(FUSED_HAVE_PETSC_CUDA)
+  {
+    MPI_Comm    comm = PetscObjectComm((PetscObject)like);
+    PetscMPIInt size;
+    PetscInt    n, N, bs;
+
+    PetscCall(VecGetLocalSize(like, &n));
+    PetscCall(VecGetSize(like, &N));
+    PetscCall(VecGetBlockSize(like, &bs));
+    PetscCallMPI(MPI_Comm_size(comm, &size));
+    if (size == 1) PetscCall(VecCreateSeqCUDAWithArray(comm, bs, n, dev, v));
+    else PetscCall(VecCreateMPICUDAWithArray(comm, bs, n, N, dev, v));
+  }
+#else
+  (void)like;
+  (void)dev;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscLogDouble FusedDevicePETScCopies(void)
+{
+#if defined(FUSED_HAVE_PETSC_CUDA)
+  return petsc_gtoc_ct + petsc_ctog_ct;
+#else
+  return 0.0;
+#endif
+}
+
+PETSC_INTERN PetscBool FusedDevicePETScHasCUDA(void)
+{
+#if defined(FUSED_HAVE_PETSC_CUDA)
+  return PETSC_TRUE;
+#else
+  return PETSC_FALSE;
+#endif
+}
+
+PETSC_INTERN PetscErrorCode FusedDeviceVecWritten(Vec v)
+{
+  PetscFunctionBegin;
+#if defined(FUSED_HAVE_PETSC_CUDA)
+  {
+    PetscScalar *a;
+
+    /* marks the device entries as the valid ones: no copy */
+    PetscCall(VecCUDAGetArrayWrite(v, &a));
+    PetscCall(VecCUDARestoreArrayWrite(v, &a));
+  }
+#else
+  (void)v;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode FusedDeviceVecRead(Vec v, const double *dev)
+{
+  PetscFunctionBegin;
+#if defined(FUSED_HAVE_PETSC_CUDA)
+  {
+    const PetscScalar *a;
+
+    /* where PETSc last wrote v on the host, this brings it to the device */
+    PetscCall(VecCUDAGetArrayRead(v, &a));
+    PetscCheck(a == dev, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the preconditioner replaced the device array of a work vector");
+    PetscCall(VecCUDARestoreArrayRead(v, &a));
+  }
+#else
+  (void)v;
+  (void)dev;
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -102,10 +259,11 @@ PETSC_INTERN PetscErrorCode FusedDeviceOperatorCreate(PetscInt device, const Fus
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(op, sizeof(*op)));
-  op->device = device;
-  op->nnz    = csr->ia[csr->n] + (csr->oia ? csr->oia[csr->n] : 0);
+  op->device      = device;
+  op->from_device = csr->on_device;
+  op->nnz         = csr->on_device ? (PetscLogDouble)csr->nnz : csr->ia[csr->n] + (csr->oia ? csr->oia[csr->n] : 0);
   {
-    const int err = FusedDevMatCreate((int)device, (int)csr->n, csr->ia, csr->ja, csr->va, (int)csr->nghost, csr->oia, csr->oja, csr->ova, (int)format, &op->mat);
+    const int err = (csr->on_device ? FusedDevMatCreateFromDevice : FusedDevMatCreate)((int)device, (int)csr->n, csr->ia, csr->ja, csr->va, (int)csr->nghost, csr->oia, csr->oja, csr->ova, (int)format, &op->mat);
     PetscCheck(!err, PETSC_COMM_SELF, err == FUSED_CUDA_ERR_MEM ? PETSC_ERR_MEM : (err == FUSED_CUDA_ERR_ARG ? PETSC_ERR_ARG_OUTOFRANGE : PETSC_ERR_LIB), "copying the operator to the device: %s", FusedCUDALastError());
   }
   PetscCallMPI(MPI_Comm_size(cmap->comm, &size));
@@ -118,6 +276,14 @@ PETSC_INTERN PetscErrorCode FusedDeviceOperatorCreate(PetscInt device, const Fus
     PetscCallFusedCUDA(FusedDevMatSetHalo(op->mat, (int)nsend, op->halo->send_idx, &op->halo_send, &op->halo_ghost));
     PetscCall(FusedHaloTransportSetUp(op->halo, op->mat, device, transport));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode FusedDeviceOperatorRefresh(FusedDeviceOperator *op, const FusedDeviceCSR *csr)
+{
+  PetscFunctionBegin;
+  PetscCheck(op->from_device && csr->on_device, PETSC_COMM_SELF, PETSC_ERR_PLIB, "only an operator made from device arrays takes new values from device arrays");
+  PetscCallFusedCUDA(FusedDevMatRefreshFromDevice(op->mat, csr->ia, csr->ja, csr->va, csr->ova));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

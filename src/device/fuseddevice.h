@@ -37,9 +37,30 @@ typedef struct {
    so nothing uploaded before is there any more */
 PETSC_INTERN PetscErrorCode FusedDeviceWorkEnsure(FusedDeviceWork *work, PetscInt device, PetscInt n, PetscInt nvecs, PetscInt maxsums, const char *what, PetscBool *created);
 PETSC_INTERN PetscErrorCode FusedDeviceWorkDestroy(FusedDeviceWork *work);
-/* v's local entries to the device vector dev, and back, on the work's stream */
+/* v's local entries to the device vector dev, and back, on the work's
+   stream. A vector whose entries are on the device (a CUDA PETSc's VECCUDA)
+   is copied there, device to device, ordered with PETSc's stream and no
+   host wait; a host vector crosses PCIe. */
 PETSC_INTERN PetscErrorCode FusedDeviceUpload(FusedDeviceWork *work, Vec v, double *dev);
 PETSC_INTERN PetscErrorCode FusedDeviceDownload(FusedDeviceWork *work, const double *dev, Vec v);
+/* The work's stream and the stream of PETSc's current device context (a
+   CUDA PETSc; nothing to do in another): WaitForPETSc orders what the work
+   queues next after what PETSc queued so far, HandToPETSc the reverse, both
+   without a host wait */
+PETSC_INTERN PetscErrorCode FusedDeviceWorkWaitForPETSc(FusedDeviceWork *work);
+PETSC_INTERN PetscErrorCode FusedDeviceWorkHandToPETSc(FusedDeviceWork *work);
+/* A PETSc vector (CUDA where PETSc has it) of like's layout over the device
+   array dev, for PETSc's own operations (a PC) on the work's vectors:
+   FusedDeviceVecWritten() before PETSc reads it (we wrote it on the device),
+   FusedDeviceVecRead() after PETSc wrote it (its entries are on the device
+   then, at dev). *v NULL where PETSc has no CUDA. */
+PETSC_INTERN PetscErrorCode FusedDeviceVecCreate(Vec like, double *dev, Vec *v);
+/* Copies between host and device that PETSc has counted so far (0 where it has no device) */
+PETSC_INTERN PetscLogDouble FusedDevicePETScCopies(void);
+/* Whether PETSc itself has CUDA vectors (FusedDeviceVecCreate() makes one) */
+PETSC_INTERN PetscBool FusedDevicePETScHasCUDA(void);
+PETSC_INTERN PetscErrorCode FusedDeviceVecWritten(Vec v);
+PETSC_INTERN PetscErrorCode FusedDeviceVecRead(Vec v, const double *dev);
 
 /* The local rows of an operator in CSR: the diagonal block (n x n) and, on
    several ranks, the off-process block over nghost compressed ghost columns
@@ -51,6 +72,8 @@ typedef struct {
   PetscInt           nghost;
   const PetscInt    *oia, *oja, *garray;
   const PetscScalar *ova;
+  PetscBool          on_device; /* ia..ova (not garray) are device arrays: a CUDA PETSc's */
+  PetscInt           nnz;       /* entries of both blocks (read from ia and oia on the host) */
 } FusedDeviceCSR;
 
 /* An operator's local rows on the device, with the exchange of the ghost
@@ -63,12 +86,16 @@ typedef struct {
   FusedHalo      halo;      /* NULL on one rank */
   double        *halo_send, *halo_ghost; /* pinned buffers of the host transport (owned by mat) */
   PetscInt       halo_total; /* entries exchanged per product, summed over ranks */
+  PetscBool      from_device; /* built from device CSR arrays: new values can come the same way */
 } FusedDeviceOperator;
 
 /* Copies csr to the device in format (FUSED_FORMAT_*); with an off-process
    block on several ranks (collective over cmap's communicator: every rank
    calls it) the halo is planned over cmap and its transport chosen */
 PETSC_INTERN PetscErrorCode FusedDeviceOperatorCreate(PetscInt device, const FusedDeviceCSR *csr, PetscInt format, PetscLayout cmap, FusedHaloTransport transport, FusedDeviceOperator *op);
+/* New values of the same pattern from device CSR arrays (csr->on_device),
+   into the storage op was made from such arrays in; local, no halo change */
+PETSC_INTERN PetscErrorCode FusedDeviceOperatorRefresh(FusedDeviceOperator *op, const FusedDeviceCSR *csr);
 /* Uses a device copy that another object owns and keeps (one rank only) */
 PETSC_INTERN PetscErrorCode FusedDeviceOperatorBorrow(PetscInt device, FusedDevMat mat, PetscLogDouble nnz, FusedDeviceOperator *op);
 /* Frees what op owns (collective where it has a halo) and empties it */

@@ -101,6 +101,8 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
   fused->loop_why    = NULL;
   fused->loop_its    = 0;
   fused->loop_starts = 0;
+  fused->pc_applies  = 0;
+  fused->pc_copies   = 0.0;
   PetscCall(KSPFusedChooseBackend(ksp, fused));
   PetscFunctionReturn(0);
 }
@@ -140,6 +142,10 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
   }
   /* the placement is decided per solve; before the first one there is none to show */
   PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner: %s\n", fused->pcplace_why ? fused->pcplace_why : "placement decided at the first solve"));
+  if (fused->pcplace == KSP_FUSED_PC_DEVICE && fused->pc_applies > 0) {
+    if (fused->pc_copies > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  the preconditioner copied between host and device %g times in its %" PetscInt_FMT " applications of the last solve: part of it runs on the host\n", (double)fused->pc_copies, fused->pc_applies));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "  the preconditioner ran on the device: no host-device copies in its %" PetscInt_FMT " applications of the last solve\n", fused->pc_applies));
+  }
   PetscCall(PetscViewerASCIIPrintf(viewer, "  global reductions (MPI_Allreduce) in the last solve: %" PetscInt_FMT "\n", fused->nsync));
   PetscFunctionReturn(0);
 }
@@ -192,6 +198,7 @@ PETSC_INTERN PetscErrorCode KSPFusedApplyPC_Reference(KSP ksp, KSPFused *fused, 
   case KSP_FUSED_PC_JACOBI:
     PetscCall(VecPointwiseMult(out, fused->dinv, in));
     break;
+  case KSP_FUSED_PC_DEVICE: /* the reference backend's vectors are the host's: PCApply() as on the host */
   case KSP_FUSED_PC_HOST:
     PetscCall(KSP_PCApply(ksp, in, out));
     break;
@@ -219,6 +226,7 @@ PETSC_INTERN PetscErrorCode KSPFusedApplyOp_Reference(KSP ksp, KSPFused *fused, 
       PetscCall(VecPointwiseMult(out, fused->dinv, out));
     }
     break;
+  case KSP_FUSED_PC_DEVICE:
   case KSP_FUSED_PC_HOST:
     PetscCall(KSP_PCApplyBAorAB(ksp, in, out, tmp));
     break;

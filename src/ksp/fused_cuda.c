@@ -9,7 +9,7 @@ static PetscErrorCode FusedOperatorIsAIJ(KSP ksp, PetscBool *isaij)
 
   PetscFunctionBegin;
   PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)Amat, isaij, MATSEQAIJ, MATMPIAIJ, MATSEQHYBCUDA, MATMPIHYBCUDA, ""));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)Amat, isaij, MATSEQAIJ, MATMPIAIJ, MATSEQHYBCUDA, MATMPIHYBCUDA, "seqaijcusparse", "mpiaijcusparse", ""));
   PetscFunctionReturn(0);
 }
 
@@ -39,6 +39,17 @@ PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP ksp, KSPFused *fused)
     PetscCheck(isaij, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_fused_backend cuda: %s needs an AIJ operator (seqaij or mpiaij) to copy to the device, not %s; use -ksp_fused_backend reference", name, ((PetscObject)Amat)->type_name);
     PetscCheck(fused->convert, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP, "-ksp_fused_backend cuda with -ksp_fused_convert false: the operator is %s, not a device matrix; allow the conversion or use the reference backend", ((PetscObject)Amat)->type_name);
   }
+  if (fused->pcplace == KSP_FUSED_PC_HOST && count > 0 && isaij && fused->convert && fused->device_pc && FusedDevicePETScHasCUDA()) {
+    /* PETSc applies its PC to CUDA vectors: on the device where it can */
+    PCType       type;
+    MatNullSpace nullsp;
+
+    PetscCall(PCGetType(ksp->pc, &type));
+    PetscCall(MatGetNullSpace(Amat, &nullsp));
+    PetscCall(PetscSNPrintf(fused->pcplace_text, sizeof(fused->pcplace_text), "on the device: PETSc's %s through PCApply() on CUDA vectors over the solver's device vectors%s; the rest of each iteration fused", type, nullsp && ksp->pc_side == PC_LEFT ? ", and the operator's null space removed there" : ""));
+    fused->pcplace     = KSP_FUSED_PC_DEVICE;
+    fused->pcplace_why = fused->pcplace_text;
+  }
   if (count <= 0) PetscCall(PetscSNPrintf(fused->backend_why, sizeof(fused->backend_why), "no CUDA device (%s)", reason));
   else if (!isaij) PetscCall(PetscSNPrintf(fused->backend_why, sizeof(fused->backend_why), "the operator (%s) is not AIJ, so it has no device copy", ((PetscObject)Amat)->type_name));
   else if (!fused->convert) PetscCall(PetscSNPrintf(fused->backend_why, sizeof(fused->backend_why), "-ksp_fused_convert is off and the operator is %s", ((PetscObject)Amat)->type_name));
@@ -51,12 +62,61 @@ PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP ksp, KSPFused *fused)
   PetscFunctionReturn(0);
 }
 
-/* The operator's device rows, made again when the matrix (id or state) changed */
+/* Whether a block's CSR arrays are a CUDA PETSc's device arrays, and if so
+   those (MatSeqAIJGetCSRAndMemType() brings them up to date there) */
+static PetscErrorCode FusedBlockDeviceCSR(Mat B, const PetscInt **ia, const PetscInt **ja, const PetscScalar **va, PetscBool *on_device)
+{
+  PetscBool    cusparse, bound;
+  PetscMemType mtype;
+  PetscScalar *values;
+
+  PetscFunctionBegin;
+  *on_device = PETSC_FALSE;
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, "seqaijcusparse", &cusparse));
+  if (!cusparse) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatBoundToCPU(B, &bound));
+  if (bound) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatSeqAIJGetCSRAndMemType(B, ia, ja, &values, &mtype));
+  *va        = values;
+  *on_device = PetscMemTypeDevice(mtype);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The operator's blocks as device CSR arrays where they all are on the
+   device (a CUDA PETSc's aijcusparse), else csr->on_device stays false */
+static PetscErrorCode FusedOperatorDeviceCSR(Mat Amat, FusedDeviceCSR *csr)
+{
+  Mat       Ad, Ao = NULL;
+  PetscBool on;
+  MatInfo   info;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(csr, sizeof(*csr)));
+  PetscCall(MatHYBCUDAGetBlocks(Amat, &Ad, &Ao, &csr->garray));
+  PetscCall(FusedBlockDeviceCSR(Ad, &csr->ia, &csr->ja, &csr->va, &on));
+  if (!on) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGetLocalSize(Ad, &csr->n, NULL));
+  PetscCall(MatGetInfo(Ad, MAT_LOCAL, &info));
+  csr->nnz = (PetscInt)info.nz_used;
+  if (Ao) PetscCall(MatGetSize(Ao, NULL, &csr->nghost));
+  if (csr->nghost > 0) {
+    PetscCall(FusedBlockDeviceCSR(Ao, &csr->oia, &csr->oja, &csr->ova, &on));
+    if (!on) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(MatGetInfo(Ao, MAT_LOCAL, &info));
+    csr->nnz += (PetscInt)info.nz_used;
+  }
+  csr->on_device = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The operator's device rows, made again when the matrix (id or state)
+   changed; from a CUDA PETSc's device arrays new values on the same pattern
+   only refill the storage, on the device */
 static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
 {
   Mat              Amat, Ad, Ao = NULL;
   PetscObjectId    id;
-  PetscObjectState state;
+  PetscObjectState state, nzstate;
   PetscBool        isseqhyb, done;
   PetscInt         on;
   FusedDeviceCSR   csr;
@@ -66,10 +126,26 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
   PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
   PetscCall(PetscObjectGetId((PetscObject)Amat, &id));
   PetscCall(PetscObjectStateGet((PetscObject)Amat, &state));
+  PetscCall(MatGetNonzeroState(Amat, &nzstate));
   if (fused->op.mat && id == fused->op_id && state == fused->op_state) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscLogEventBegin(KSP_Fused_Convert, ksp, 0, 0, 0));
-  PetscCall(FusedDeviceOperatorRelease(&fused->op));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATSEQHYBCUDA, &isseqhyb));
+  if (!isseqhyb) PetscCall(FusedOperatorDeviceCSR(Amat, &csr));
+  if (!isseqhyb && fused->op.mat && fused->op.from_device && id == fused->op_id) {
+    /* every rank refreshes or every rank rebuilds: a rebuild plans the halo together */
+    int refresh = csr.on_device && nzstate == fused->op_nzstate, all;
+
+    PetscCallMPI(MPI_Allreduce(&refresh, &all, 1, MPI_INT, MPI_MIN, PetscObjectComm((PetscObject)ksp)));
+    if (all) {
+      PetscCall(FusedDeviceOperatorRefresh(&fused->op, &csr));
+      PetscCall(PetscInfo(ksp, "Operator's new values refilled its device storage from PETSc's device arrays (same pattern)\n"));
+      fused->op_state = state;
+      PetscCall(PetscLogEventEnd(KSP_Fused_Convert, ksp, 0, 0, 0));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+  PetscCall(FusedDeviceOperatorRelease(&fused->op));
+  PetscCall(MatGetLayouts(Amat, NULL, &cmap));
   if (isseqhyb) {
     /* the matrix is on the device already: the solver works on its copy */
     PetscInt    device;
@@ -80,6 +156,8 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
     PetscCheck(device == fused->device, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "the hybcuda operator is on CUDA device %" PetscInt_FMT " and the solver on %" PetscInt_FMT "; give both the same -fused_device_id", device, fused->device);
     PetscCall(MatGetInfo(Amat, MAT_LOCAL, &info));
     PetscCall(FusedDeviceOperatorBorrow(device, mat, info.nz_used, &fused->op));
+  } else if (csr.on_device) {
+    PetscCall(FusedDeviceOperatorCreate(fused->device, &csr, fused->format, cmap, fused->halo_transport, &fused->op));
   } else {
     PetscCall(PetscMemzero(&csr, sizeof(csr)));
     PetscCall(MatHYBCUDAGetBlocks(Amat, &Ad, &Ao, &csr.garray));
@@ -92,7 +170,6 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
       PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "cannot get the CSR arrays of the operator's off-process block");
       PetscCall(MatSeqAIJGetArrayRead(Ao, &csr.ova));
     }
-    PetscCall(MatGetLayouts(Amat, NULL, &cmap));
     {
       /* the arrays go back to the matrix also when the copy failed */
       PetscErrorCode err = FusedDeviceOperatorCreate(fused->device, &csr, fused->format, cmap, fused->halo_transport, &fused->op);
@@ -106,15 +183,16 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
       PetscCall(err);
     }
   }
-  fused->op_id    = id;
-  fused->op_state = state;
+  fused->op_id      = id;
+  fused->op_state   = state;
+  fused->op_nzstate = nzstate;
   PetscCall(PetscLogEventEnd(KSP_Fused_Convert, ksp, 0, 0, 0));
   {
     int    format, ndiag, ng;
     size_t bytes;
 
     FusedDevMatGetInfo(fused->op.mat, &format, &ndiag, &bytes, &ng);
-    PetscCall(PetscInfo(ksp, "Operator on device %" PetscInt_FMT ": %s storage, %d diagonals or ELL width, %zu bytes, %d ghost values\n", fused->device, FusedFormatNames[format], ndiag, bytes, ng));
+    PetscCall(PetscInfo(ksp, "Operator on device %" PetscInt_FMT ": %s storage, %d diagonals or ELL width, %zu bytes, %d ghost values, built %s\n", fused->device, FusedFormatNames[format], ndiag, bytes, ng, fused->op.from_device ? "on the device from PETSc's device CSR arrays" : "from host CSR arrays"));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -146,6 +224,14 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASetUp(KSP ksp, KSPFused *fused)
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode FusedDestroyWraps(KSPFused *fused)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < fused->nwrap; i++) PetscCall(VecDestroy(&fused->wrap[i]));
+  fused->nwrap = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscInt nvecs, PetscInt maxsums, const char *what)
 {
   PetscInt  n;
@@ -155,7 +241,10 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
   PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
   PetscCall(FusedDevicePick((PetscObject)ksp, &fused->device));
   PetscCall(FusedDeviceWorkEnsure(&fused->work, fused->device, n, nvecs, maxsums, what, &created));
-  if (created) fused->dinv_uploaded = -1;
+  if (created) {
+    fused->dinv_uploaded = -1;
+    PetscCall(FusedDestroyWraps(fused)); /* over the vectors that went */
+  }
   PetscCall(FusedBuildDeviceOperator(ksp, fused));
   if (fused->pcplace == KSP_FUSED_PC_JACOBI) {
     PetscObjectState state;
@@ -169,9 +258,46 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The PETSc vector over the device vector dev, made at its first use */
+static PetscErrorCode FusedWrap(KSP ksp, KSPFused *fused, const double *dev, Vec *v)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < fused->nwrap; i++)
+    if (fused->wrap_dev[i] == dev) {
+      *v = fused->wrap[i];
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  PetscCheck(fused->nwrap < FUSED_MAX_WRAPS, PETSC_COMM_SELF, PETSC_ERR_PLIB, "more than %d device vectors for the PC", FUSED_MAX_WRAPS);
+  PetscCall(FusedDeviceVecCreate(ksp->vec_sol, (double *)dev, &fused->wrap[fused->nwrap]));
+  PetscCheck(fused->wrap[fused->nwrap], PETSC_COMM_SELF, PETSC_ERR_SUP, "this PETSc has no CUDA vectors to apply the PC on the device");
+  fused->wrap_dev[fused->nwrap] = dev;
+  *v                            = fused->wrap[fused->nwrap++];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedCUDAApplyPC(KSP ksp, KSPFused *fused, const double *in, double *out)
+{
+  Vec            vin, vout;
+  PetscLogDouble copies;
+
+  PetscFunctionBegin;
+  PetscCall(FusedWrap(ksp, fused, in, &vin));
+  PetscCall(FusedWrap(ksp, fused, out, &vout));
+  PetscCall(FusedDeviceVecWritten(vin));
+  PetscCall(FusedDeviceWorkHandToPETSc(&fused->work)); /* PETSc reads what our stream wrote */
+  copies = FusedDevicePETScCopies();
+  PetscCall(KSP_PCApply(ksp, vin, vout)); /* with the null space removed, as PETSc's methods do */
+  PetscCall(FusedDeviceVecRead(vout, out));
+  fused->pc_copies += FusedDevicePETScCopies() - copies;
+  fused->pc_applies++;
+  PetscCall(FusedDeviceWorkWaitForPETSc(&fused->work)); /* and our stream what PETSc wrote */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *fused)
 {
   PetscFunctionBegin;
+  PetscCall(FusedDestroyWraps(fused));
   PetscCall(FusedDeviceOperatorRelease(&fused->op)); /* its halo first: collective */
   PetscCall(FusedDeviceWorkDestroy(&fused->work));
   fused->op_id    = 0;
@@ -196,6 +322,10 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   if (!fused->device_loop) {
     fused->loop_why = "on the host, one check per iteration (-ksp_fused_device_loop false)";
+    PetscFunctionReturn(0);
+  }
+  if (fused->pcplace == KSP_FUSED_PC_DEVICE) {
+    fused->loop_why = "one host check per iteration: the host calls PCApply() at its place in each iteration";
     PetscFunctionReturn(0);
   }
   if (size > 1) {

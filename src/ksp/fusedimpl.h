@@ -14,12 +14,19 @@
 #endif
 
 /* Where the preconditioner is applied. NONE and JACOBI are fused into the
-   vector updates; HOST calls PCApply() at its place in the algorithm. */
+   vector updates; DEVICE calls PCApply() at its place in the algorithm on
+   CUDA vectors over the solver's device vectors (a CUDA PETSc), the rest of
+   the iteration staying fused on the device; HOST calls PCApply() in a
+   solve that runs on the host (the reference backend). */
 typedef enum {
   KSP_FUSED_PC_NONE,
   KSP_FUSED_PC_JACOBI,
+  KSP_FUSED_PC_DEVICE,
   KSP_FUSED_PC_HOST
 } KSPFusedPCPlace;
+
+/* device vectors a PC may be applied to and from in one method */
+#define FUSED_MAX_WRAPS 6
 
 typedef struct {
   /* what the user asked for (options and setters) */
@@ -36,6 +43,8 @@ typedef struct {
   char               backend_why[256];
   KSPFusedPCPlace    pcplace;
   const char        *pcplace_why;        /* one line for -ksp_view */
+  char               pcplace_text[256];  /* where pcplace_why names the PC */
+  PetscBool          device_pc;          /* the method's CUDA steps can apply a PC between kernels */
   Vec                dinv;               /* inverse diagonal, when Jacobi is fused */
   PetscObjectId      dinv_pmat_id;       /* the Pmat (id, state) dinv was taken from */
   PetscObjectState   dinv_pmat_state;
@@ -48,12 +57,19 @@ typedef struct {
   FusedDeviceOperator op;
   PetscObjectId       op_id;             /* the operator (id, state) op was made from */
   PetscObjectState    op_state;
+  PetscObjectState    op_nzstate;        /* its nonzero pattern's state */
   PetscObjectState    dinv_uploaded;     /* state of dinv when it went to the device */
   double             *x_device;          /* the iterate on the device during a CUDA solve, else NULL */
   PetscBool           single_kernel;     /* this solve's device loop is one cooperative kernel (else a CUDA graph) */
   const char         *loop_why;          /* where the iterations ran in the last solve */
   PetscInt            loop_its;          /* iterations run by the device loop in the last solve */
   PetscInt            loop_starts;       /* times the host started the device loop in the last solve */
+  /* a PC applied on the device: PETSc vectors over the work's device vectors */
+  Vec                 wrap[FUSED_MAX_WRAPS];
+  const double       *wrap_dev[FUSED_MAX_WRAPS];
+  PetscInt            nwrap;
+  PetscInt            pc_applies;        /* in the last solve */
+  PetscLogDouble      pc_copies;         /* host-device copies PETSc counted in those */
 } KSPFused;
 
 /* Reserved workspace vector: the inverse diagonal of fused Jacobi */
@@ -84,6 +100,8 @@ PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP, KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDASetUp(KSP, KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP, KSPFused *, PetscInt nvecs, PetscInt maxsums, const char *what);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *);
+/* out = B in on the device (KSP_FUSED_PC_DEVICE): PCApply() on CUDA vectors over in and out */
+PETSC_INTERN PetscErrorCode KSPFusedCUDAApplyPC(KSP, KSPFused *, const double *in, double *out);
 /* the hybcuda matrix type (src/mat/hybcuda.c) */
 PETSC_INTERN PetscErrorCode MatHYBCUDAGetBlocks(Mat, Mat *Ad, Mat *Ao, const PetscInt **garray);
 PETSC_INTERN PetscErrorCode MatHYBCUDAGetDevMat(Mat, FusedDevMat *, PetscInt *device);

@@ -157,6 +157,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PCGFused(KSP ksp)
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NATURAL, PC_LEFT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
   PetscCall(KSPFusedComposeBackend(ksp, &cg->fused, "pipelined CG (Rupp et al. 2015): 2 fused steps and 1 synchronization point per iteration"));
+  cg->fused.device_pc = PETSC_TRUE;
 
   ksp->ops->setup          = KSPSetUp_PCGFused;
   ksp->ops->solve          = KSPSolve_PCGFused;

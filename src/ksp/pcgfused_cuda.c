@@ -4,6 +4,8 @@
 
 /* workspace vectors after the Jacobi diagonal */
 enum { PCG_VEC_X = 1, PCG_VEC_B, PCG_VEC_R, PCG_VEC_P, PCG_VEC_Y, PCG_NVECS };
+/* with the PC applied between kernels, z = B r and w = B y are stored too */
+enum { PCG_VEC_Z = PCG_NVECS, PCG_VEC_W, PCG_NVECS_STORED };
 /* the device's sums: the step's, and the ghost rows' share of the split product */
 #define PCG_DEVICE_SUMS (PCG_NSUMS + 2)
 
@@ -18,6 +20,8 @@ static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
   v.p        = FusedCUDAVec(ctx, PCG_VEC_P);
   v.y        = FusedCUDAVec(ctx, PCG_VEC_Y);
   v.d        = cg->fused.pcplace == KSP_FUSED_PC_JACOBI ? FusedCUDAVec(ctx, FUSED_VEC_DINV) : NULL;
+  v.z        = cg->fused.pcplace == KSP_FUSED_PC_DEVICE ? FusedCUDAVec(ctx, PCG_VEC_Z) : NULL;
+  v.w        = cg->fused.pcplace == KSP_FUSED_PC_DEVICE ? FusedCUDAVec(ctx, PCG_VEC_W) : NULL;
   v.normtype = ksp->normtype == KSP_NORM_PRECONDITIONED ? FUSED_NORM_PRECONDITIONED : ksp->normtype == KSP_NORM_UNPRECONDITIONED ? FUSED_NORM_UNPRECONDITIONED : ksp->normtype == KSP_NORM_NATURAL ? FUSED_NORM_NATURAL : FUSED_NORM_NONE;
   return v;
 }
@@ -30,12 +34,16 @@ static PetscErrorCode PCGFusedStart_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar 
 
   PetscFunctionBegin;
   (void)partial; /* delivered by the product step */
-  PetscCall(KSPFusedCUDAPrepare(ksp, fused, PCG_NVECS, PCG_DEVICE_SUMS, "pcgfused"));
+  PetscCall(KSPFusedCUDAPrepare(ksp, fused, fused->pcplace == KSP_FUSED_PC_DEVICE ? PCG_NVECS_STORED : PCG_NVECS, PCG_DEVICE_SUMS, "pcgfused"));
   v = PCGFusedDeviceVecs(ksp, cg);
   PetscCall(VecGetLocalSize(ksp->vec_rhs, &n));
   PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
   if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));
   PetscCallFusedCUDA(FusedPCGStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
+  if (v.z) {
+    PetscCall(KSPFusedCUDAApplyPC(ksp, fused, v.r, v.z));
+    PetscCallFusedCUDA(FusedPCGStartPreconditioned(fused->work.cuda, &v));
+  }
   PetscCall(PetscLogFlops(5.0 * n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz)));
   PetscFunctionReturn(0);
 }
@@ -62,9 +70,15 @@ static PetscErrorCode PCGFusedProduct_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScala
     PetscCallFusedCUDA(FusedPCGProductLocal(cg->fused.work.cuda, cg->fused.op.mat, &v));
     PetscCall(FusedDeviceGhostsEnd(&cg->fused.op, &cg->fused.work));
     PetscCallFusedCUDA(FusedPCGProductGhosts(cg->fused.work.cuda, cg->fused.op.mat, &v));
-    PetscCallFusedCUDA(FusedCUDAGetPostedSums(cg->fused.work.cuda, PCG_NSUMS, partial));
+    if (!v.w) PetscCallFusedCUDA(FusedCUDAGetPostedSums(cg->fused.work.cuda, PCG_NSUMS, partial));
   } else {
     PetscCallFusedCUDA(FusedPCGProduct(cg->fused.work.cuda, cg->fused.op.mat, &v));
+    if (!v.w) PetscCallFusedCUDA(FusedCUDAGetSums(cg->fused.work.cuda, 0, PCG_NSUMS, partial));
+  }
+  if (v.w) {
+    /* w = B y, then <y,w> beside the product's sums */
+    PetscCall(KSPFusedCUDAApplyPC(ksp, &cg->fused, v.y, v.w));
+    PetscCallFusedCUDA(FusedPCGProductPreconditioned(cg->fused.work.cuda, &v));
     PetscCallFusedCUDA(FusedCUDAGetSums(cg->fused.work.cuda, 0, PCG_NSUMS, partial));
   }
   PetscCall(PetscLogFlops(5.0 * cg->fused.work.n + 2.0 * cg->fused.op.nnz));

@@ -428,6 +428,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PGMRESFused(KSP ksp)
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 3));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
   PetscCall(KSPFusedComposeBackend(ksp, &gm->fused, "pipelined simpler GMRES (Walker-Zhou, Rupp et al. 2015), classical Gram-Schmidt"));
+  gm->fused.device_pc = PETSC_TRUE;
   /* measured on an H100: one cooperative kernel per cycle is faster up to
      262,144 rows, the graph of three kernels per step from 1M rows */
   gm->fused.single_kernel_rows = 1 << 19;

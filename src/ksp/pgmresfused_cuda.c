@@ -21,6 +21,7 @@ static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
   v.V     = FusedCUDAVec(ctx, GM_VEC_V);
   v.d     = gm->fused.pcplace == KSP_FUSED_PC_JACOBI ? FusedCUDAVec(ctx, FUSED_VEC_DINV) : NULL;
   v.right = ksp->pc_side == PC_RIGHT;
+  v.pc_between = gm->fused.pcplace == KSP_FUSED_PC_DEVICE;
   return v;
 }
 
@@ -42,7 +43,15 @@ static PetscErrorCode PGMRESFusedStart_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscS
   }
   v = PGMRESFusedDeviceVecs(ksp, gm);
   if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));
-  PetscCallFusedCUDA(FusedPGMRESStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
+  if (v.pc_between && !v.right) {
+    /* r = B (b - A x): the residual to tmp, the PC from there to r */
+    FusedPGMRESVecs into_tmp = v;
+
+    into_tmp.r = v.tmp;
+    PetscCallFusedCUDA(FusedPGMRESStart(fused->work.cuda, fused->op.mat, &into_tmp, ksp->guess_zero ? 1 : 0));
+    PetscCall(KSPFusedCUDAApplyPC(ksp, fused, v.tmp, v.r));
+    PetscCallFusedCUDA(FusedPGMRESNorm(fused->work.cuda, &v));
+  } else PetscCallFusedCUDA(FusedPGMRESStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
   PetscCallFusedCUDA(FusedCUDAGetSums(fused->work.cuda, 0, 1, partial));
   PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz)));
   PetscFunctionReturn(0);
@@ -55,8 +64,14 @@ static PetscErrorCode PGMRESFusedProduct_CUDA(KSP ksp, KSP_PGMRESFused *gm, Pets
 
   PetscFunctionBegin;
   PetscCallFusedCUDA(FusedPGMRESProductInput(gm->fused.work.cuda, &v, (int)j, scale, &in));
+  if (v.pc_between && v.right) {
+    /* tmp = B z_j, the vector the product reads */
+    PetscCall(KSPFusedCUDAApplyPC(ksp, &gm->fused, in, v.tmp));
+    in = v.tmp;
+  }
   PetscCall(FusedDeviceGhosts(&gm->fused.op, &gm->fused.work, in));
   PetscCallFusedCUDA(FusedPGMRESProduct(gm->fused.work.cuda, gm->fused.op.mat, &v, (int)j));
+  if (v.pc_between && !v.right) PetscCall(KSPFusedCUDAApplyPC(ksp, &gm->fused, v.tmp, v.w)); /* w = B A z_j */
   PetscCall(PetscLogFlops(2.0 * gm->fused.op.nnz + 2.0 * gm->fused.work.n));
   PetscFunctionReturn(0);
 }
@@ -100,7 +115,17 @@ static PetscErrorCode PGMRESFusedUpdate_CUDA(KSP ksp, KSP_PGMRESFused *gm, Petsc
 
   PetscFunctionBegin;
   if (k == 0) PetscFunctionReturn(0);
-  if (!y) PetscCallFusedCUDA(FusedPGMRESUpdate(gm->fused.work.cuda, &v, (int)k, t, v.x));
+  if (v.pc_between && v.right) {
+    /* the correction B (sum t_i z_i): the sum to tmp, the PC from there to w2 */
+    PetscCallFusedCUDA(FusedCUDAZero(gm->fused.work.cuda, v.tmp, (int)gm->fused.work.n));
+    PetscCallFusedCUDA(FusedPGMRESUpdate(gm->fused.work.cuda, &v, (int)k, t, v.tmp));
+    PetscCall(KSPFusedCUDAApplyPC(ksp, &gm->fused, v.tmp, v.w2));
+    if (!y) PetscCallFusedCUDA(FusedPGMRESAddTo(gm->fused.work.cuda, v.x, v.w2));
+    else {
+      PetscCall(FusedDeviceDownload(&gm->fused.work, v.w2, gm->tmp));
+      PetscCall(VecAXPY(y, 1.0, gm->tmp));
+    }
+  } else if (!y) PetscCallFusedCUDA(FusedPGMRESUpdate(gm->fused.work.cuda, &v, (int)k, t, v.x));
   else {
     PetscCallFusedCUDA(FusedCUDAZero(gm->fused.work.cuda, v.tmp, (int)gm->fused.work.n));
     PetscCallFusedCUDA(FusedPGMRESUpdate(gm->fused.work.cuda, &v, (int)k, t, v.tmp));

@@ -49,7 +49,7 @@ PETSC_INTERN PetscErrorCode MatHYBCUDAGetBlocks(Mat A, Mat *Ad, Mat *Ao, const P
 
   PetscFunctionBegin;
   PetscCall(MatHYBCUDAIsMPI(A, &mpi));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &mpiaij));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &mpiaij, MATMPIAIJ, "mpiaijcusparse", ""));
   if (mpiaij) {
     PetscCall(MatMPIAIJGetSeqAIJ(A, Ad, Ao, garray));
     PetscFunctionReturn(0);
