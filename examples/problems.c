@@ -267,3 +267,25 @@ PetscErrorCode ProblemBackendLabel(KSP ksp, char *label, size_t len)
   else PetscCall(PetscStrncpy(label, devmat ? "CPU + GPU Mat" : "CPU (PETSc)", len));
   PetscFunctionReturn(0);
 }
+
+PetscErrorCode ProblemPreferDevice(PetscBool *device)
+{
+  PetscFunctionBegin;
+  *device = PETSC_FALSE;
+#if defined(PETSC_HAVE_CUDA)
+  {
+    PetscInt  ndev;
+    char      type[64] = "";
+    PetscBool set;
+
+    PetscCall(PetscFusedCUDADeviceCount(&ndev, NULL, 0));
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_type", type, sizeof(type), &set));
+    if (ndev > 0 && !set) {
+      PetscCall(PetscOptionsSetValue(NULL, "-mat_type", "aijcusparse"));
+      PetscCall(PetscStrcpy(type, "aijcusparse"));
+    }
+    *device = (PetscBool)(ndev > 0 && strstr(type, "cusparse") != NULL);
+  }
+#endif
+  PetscFunctionReturn(0);
+}

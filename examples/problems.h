@@ -49,6 +49,11 @@ PetscErrorCode ProblemIgnoreKSPType(const char *program, const char *instead);
    own, "GPU (PETSc)" where its vectors live on the device, "CPU + GPU Mat"
    where only the operator is a device type, else "CPU (PETSc)". */
 PetscErrorCode ProblemBackendLabel(KSP ksp, char *label, size_t len);
+/* In a PETSc built with CUDA, on a machine with a GPU, and unless -mat_type
+   says otherwise: the problems are assembled as aijcusparse, so that their
+   vectors are VECCUDA and PETSc's own methods run on the GPU beside ours.
+   *device: that is the case (also when -mat_type asked for it). */
+PetscErrorCode ProblemPreferDevice(PetscBool *device);
 /* Whether type is one of the fused methods */
 PetscBool ProblemIsFusedType(const char *type);
 #endif

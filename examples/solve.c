@@ -8,7 +8,12 @@
    Every KSP and PC option applies to every method, except -ksp_type (each
    row is its own method: choose them with -methods). Without -rhs, b = A x*
    for a known x*, and the error against x* is shown. The backend column says
-   where each solve ran, as read from the solver and its vectors. */
+   where each solve ran, as read from the solver and its vectors. In a PETSc
+   built with CUDA on a GPU machine the matrix is aijcusparse unless
+   -mat_type says otherwise, so that PETSc's methods run on the GPU too.
+   -warm_up (default on): each method solves once untimed first, as an
+   application that solves many times would see it (device work buffers,
+   CUDA graphs and PETSc's own first-use costs out of the timed solve). */
 #include "problems.h"
 #include "partition.h"
 
@@ -33,7 +38,7 @@ static const char *Counterparts(const char *fused)
   return "";
 }
 
-static PetscErrorCode RunMethod(Mat A, Vec b, Vec xstar, Run *run)
+static PetscErrorCode RunMethod(Mat A, Vec b, Vec xstar, PetscBool warm_up, Run *run)
 {
   KSP            ksp;
   Vec            x;
@@ -64,6 +69,11 @@ static PetscErrorCode RunMethod(Mat A, Vec b, Vec xstar, Run *run)
   PetscCall(PetscTime(&t0));
   PetscCall(KSPSetUp(ksp));
   PetscCall(PetscTime(&t1));
+  if (warm_up) {
+    PetscCall(KSPSolve(ksp, b, x));
+    PetscCall(VecZeroEntries(x));
+    PetscCall(PetscTime(&t1));
+  }
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(PetscTime(&t2));
   PetscCall(KSPGetIterationNumber(ksp, &run->its));
@@ -105,7 +115,7 @@ int main(int argc, char **argv)
   char           file[PETSC_MAX_PATH_LEN] = "", rhsfile[PETSC_MAX_PATH_LEN] = "", *methods[MAX_RUNS + 1], desc[256], devinfo[512];
   PetscInt       nmethods = MAX_RUNS + 1, n = 40, nruns = 0, i, j, N, nnz_local;
   ProblemType    problem  = PROBLEM_LAP3D;
-  PetscBool      hasfile, hasrhs, compare = PETSC_TRUE, hasmethods, symmetric = PETSC_TRUE;
+  PetscBool      hasfile, hasrhs, compare = PETSC_TRUE, hasmethods, symmetric = PETSC_TRUE, warm_up = PETSC_TRUE, on_device;
   Mat            A;
   Vec            xstar = NULL, b;
   Run            runs[MAX_RUNS];
@@ -118,6 +128,7 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, NULL, "petsc-fused: solve with the fused methods and PETSc's own\n"));
   PetscCall(PetscFusedInitializePackage());
   PetscCall(ProblemIgnoreKSPType("solve", "choose methods with -methods (ours or PETSc's, e.g. -methods pcgfused,cg) and -compare"));
+  PetscCall(ProblemPreferDevice(&on_device));
   PetscCall(PetscTime(&tstart));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "petsc-fused solve", "");
@@ -127,6 +138,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-n", "Points per side of the built-in problem", "", n, &n, &nset));
   PetscCall(PetscOptionsStringArray("-methods", "Methods to run: fused ones (each with its PETSc counterparts under -compare) or PETSc's own", "", methods, &nmethods, &hasmethods));
   PetscCall(PetscOptionsBool("-compare", "Also run PETSc's own counterparts", "", compare, &compare, NULL));
+  PetscCall(PetscOptionsBool("-warm_up", "Solve once untimed before the timed solve of each method", "", warm_up, &warm_up, NULL));
   PetscCall(PetscOptionsEnum("-band", "With -f: solve on a large-bandwidth matrix made of copies of it: none, band, fiveband", "", BandKinds, (PetscEnum)band, (PetscEnum *)&band, NULL));
   PetscCall(PetscOptionsInt("-band_copies", "Copies of the -f matrix in the -band matrix", "", band_copies, &band_copies, NULL));
   PetscCall(PetscOptionsEnum("-partition", "Redistribute the rows first: none, graph (PT-Scotch), hypergraph (Zoltan PHG)", "", PartitionModes, (PetscEnum)partition, (PetscEnum *)&partition, NULL));
@@ -138,7 +150,7 @@ int main(int argc, char **argv)
   if (ndev > 0) {
     char name[256];
     PetscCall(PetscFusedCUDADeviceName(0, name, sizeof(name)));
-    PetscCall(PetscSNPrintf(devinfo, sizeof(devinfo), "GPU: %s (each row's backend says where it ran)", name));
+    PetscCall(PetscSNPrintf(devinfo, sizeof(devinfo), "GPU: %s (each row's backend says where it ran)%s", name, on_device ? "; the matrix is aijcusparse and the vectors VECCUDA (-mat_type aij for host ones)" : ""));
     /* large enough for the GPU to matter, small enough that PETSc's own GMRES
        on one core keeps the whole comparison under a minute */
     if (!hasfile && !nset) n = problem == PROBLEM_LAP3D ? 64 : 512;
@@ -211,7 +223,7 @@ int main(int argc, char **argv)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc-fused solve: %s: %" PetscInt_FMT " rows, %" PetscInt_FMT " nonzeros, %d MPI rank(s)\n", desc, N, nnz_local, size));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", devinfo));
   for (i = 0; i < nruns; i++) {
-    PetscCall(RunMethod(A, b, xstar, &runs[i]));
+    PetscCall(RunMethod(A, b, xstar, warm_up, &runs[i]));
     PetscCall(PetscTime(&tnow));
     if (runs[i].skipped) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  [%6.1f s] %-12s %s\n", (double)(tnow - tstart), runs[i].type, runs[i].skipped));
     else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  [%6.1f s] %-12s %5" PetscInt_FMT " iterations, %s\n", (double)(tnow - tstart), runs[i].type, runs[i].its, KSPConvergedReasons[runs[i].reason]));

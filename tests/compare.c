@@ -12,10 +12,19 @@
    -expect_device_loop true|false  the fused solve ran iterations in the
                           device loop (or none there)
    -expect_device_loop_starts_max N  the host started the device loop at
-                          most N times */
+                          most N times
+   -expect_backend cuda   the fused solve ran on the CUDA backend
+   -expect_no_copies      (a CUDA PETSc) PETSc counted no copy between host
+                          and device during the fused KSPSolve: b and x
+                          (VECCUDA) and the PC stayed on the device
+   -resolve_scaled        (then) the operator and b are scaled by 2 on
+                          PETSc's side and the fused KSP solves again: the
+                          same x, and with -expect_no_copies no copy either */
 #include "problems.h"
 
 typedef struct {
+  PetscInt           backend;       /* of a fused method: the backend used (KSPFusedBackend), else -1 */
+  PetscLogDouble     copies;        /* host-device copies PETSc counted in the solve(s) */
   PetscInt           its;
   KSPConvergedReason reason;
   PetscReal          truerel, err;
@@ -23,11 +32,23 @@ typedef struct {
   PetscInt           device_starts; /* and how often the host started it */
 } SolveResult;
 
-/* backend < 0: whatever the options say */
-static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, PetscInt backend, PetscBool nonzero_guess, SolveResult *res)
+/* Host-device copies PETSc has counted so far (a CUDA PETSc) */
+static PetscLogDouble PETScCopies(void)
 {
-  KSP ksp;
-  Vec x;
+#if defined(PETSC_HAVE_CUDA)
+  return petsc_gtoc_ct + petsc_ctog_ct;
+#else
+  return 0.0;
+#endif
+}
+
+/* backend < 0: whatever the options say. resolve: solve again after A and b
+   are scaled by 2 (same pattern), from the first solution; x must not change. */
+static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, PetscInt backend, PetscBool nonzero_guess, PetscBool resolve, SolveResult *res)
+{
+  KSP            ksp;
+  Vec            x;
+  PetscLogDouble copies;
 
   PetscFunctionBegin;
   res->device_its    = 0;
@@ -49,15 +70,43 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
     PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE));
   }
   PetscCall(KSPSetUp(ksp)); /* set up before the solve knows its vectors, as applications do */
+  copies = PETScCopies();
   PetscCall(KSPSolve(ksp, b, x));
+  res->copies = PETScCopies() - copies;
+  if (resolve) {
+    PetscReal diff, norm;
+    Vec       x1;
+
+    /* on PETSc's side, on its stream, with no sync of ours: our solve must be ordered after it */
+    PetscCall(MatScale(A, 2.0));
+    PetscCall(VecScale(b, 2.0));
+    PetscCall(VecDuplicate(x, &x1));
+    PetscCall(VecCopy(x, x1));
+    copies = PETScCopies();
+    PetscCall(KSPSolve(ksp, b, x));
+    res->copies += PETScCopies() - copies;
+    PetscCall(MatScale(A, 0.5));
+    PetscCall(VecScale(b, 0.5));
+    PetscCall(VecAXPY(x1, -1.0, x)); /* likewise after the solve */
+    PetscCall(VecNorm(x1, NORM_2, &diff));
+    PetscCall(VecNorm(x, NORM_2, &norm));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: after A and b were scaled by 2 the solution moved by %.2e (relative)\n", type, (double)(diff / norm)));
+    PetscCheck(diff <= 1e-6 * norm, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "the solution of the scaled system differs by %g (relative)", (double)(diff / norm));
+  }
   PetscCall(KSPGetIterationNumber(ksp, &res->its));
   PetscCall(KSPGetConvergedReason(ksp, &res->reason));
+  res->backend = -1;
   res->device_its = 0;
   {
     PetscBool is_fused;
     PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &is_fused, KSPPCGFUSED, KSPPBCGSFUSED, KSPPGMRESFUSED, ""));
     if (is_fused) PetscCall(KSPFusedGetDeviceIterations(ksp, &res->device_its));
     if (is_fused) PetscCall(KSPFusedGetDeviceLoopStarts(ksp, &res->device_starts));
+    if (is_fused) {
+      KSPFusedBackend used;
+      PetscCall(KSPFusedGetBackendUsed(ksp, &used));
+      res->backend = (PetscInt)used;
+    }
   }
   PetscCall(ProblemTrueResidual(A, b, x, &res->truerel));
   PetscCall(ProblemRelativeError(x, xstar, &res->err));
@@ -73,6 +122,8 @@ int main(int argc, char **argv)
   PetscInt    n = 32, slack = 2, starts_max = -1;
   char        against[16] = "petsc";
   PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set;
+  PetscBool   expect_no_copies = PETSC_FALSE, resolve = PETSC_FALSE, expect_backend_set;
+  char        expect_backend[16] = "";
   PetscInt    base_backend = -1, fused_backend = -1;
   Mat         A;
   Vec         xstar, b;
@@ -91,6 +142,12 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-against", against, sizeof(against), NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_device_loop", &expect_loop, &expect_loop_set));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_device_loop_starts_max", &starts_max, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_no_copies", &expect_no_copies, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-resolve_scaled", &resolve, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-expect_backend", expect_backend, sizeof(expect_backend), &expect_backend_set));
+#if !defined(PETSC_HAVE_CUDA)
+  PetscCheck(!expect_no_copies, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-expect_no_copies needs a PETSc with CUDA");
+#endif
   PetscCall(PetscStrcmp(against, "reference", &oracle));
   PetscCall(PetscSNPrintf(fused, sizeof(fused), "p%sfused", method));
   if (oracle) {
@@ -105,8 +162,8 @@ int main(int argc, char **argv)
   else PetscCall(ProblemCreate(PETSC_COMM_WORLD, problem, n, &A));
   PetscCall(ProblemExactSolution(A, &xstar, &b));
 
-  PetscCall(SolveWith(A, b, xstar, base, base_backend, nonzero_guess, &rb));
-  PetscCall(SolveWith(A, b, xstar, fused, fused_backend, nonzero_guess, &rf));
+  PetscCall(SolveWith(A, b, xstar, base, base_backend, nonzero_guess, PETSC_FALSE, &rb));
+  PetscCall(SolveWith(A, b, xstar, fused, fused_backend, nonzero_guess, resolve, &rf));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-12s its %5" PetscInt_FMT "  reason %-24s true rel. residual %.3e  error %.3e%s\n", base, rb.its, KSPConvergedReasons[rb.reason], (double)rb.truerel, (double)rb.err, oracle ? "  (reference backend)" : ""));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-12s its %5" PetscInt_FMT "  reason %-24s true rel. residual %.3e  error %.3e  (%d ranks)\n", fused, rf.its, KSPConvergedReasons[rf.reason], (double)rf.truerel, (double)rf.err, size));
@@ -114,6 +171,23 @@ int main(int argc, char **argv)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: %" PetscInt_FMT " of %" PetscInt_FMT " iterations in the device loop, started %" PetscInt_FMT " times\n", fused, rf.device_its, rf.its, rf.device_starts));
     if (expect_loop != (PetscBool)(rf.device_its > 0)) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: expected %s\n", expect_loop ? "iterations in the device loop" : "no iteration in the device loop"));
+      ok = PETSC_FALSE;
+    }
+  }
+  if (expect_backend_set) {
+    PetscBool want_cuda;
+
+    PetscCall(PetscStrcmp(expect_backend, "cuda", &want_cuda));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s ran on the %s backend\n", fused, rf.backend == KSP_FUSED_BACKEND_CUDA ? "CUDA" : "reference"));
+    if (want_cuda != (PetscBool)(rf.backend == KSP_FUSED_BACKEND_CUDA)) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: expected the %s backend\n", expect_backend));
+      ok = PETSC_FALSE;
+    }
+  }
+  if (expect_no_copies) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  host-device copies PETSc counted during %s's solve(s): %g (%s's: %g)\n", fused, (double)rf.copies, base, (double)rb.copies));
+    if (rf.copies > 0) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: expected no host-device copy during the solve\n"));
       ok = PETSC_FALSE;
     }
   }

@@ -17,6 +17,11 @@ int main(int argc, char **argv)
 
     PetscCall(PetscGetVersionNumber(&major, &minor, &subminor, NULL));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PETSc version: %" PetscInt_FMT ".%" PetscInt_FMT ".%" PetscInt_FMT "\n", major, minor, subminor));
+#if defined(PETSC_HAVE_CUDA)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PETSc with CUDA: yes\n"));
+#else
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PETSc with CUDA: no\n"));
+#endif
   }
   PetscCall(PetscFusedCUDADeviceCount(&count, reason, sizeof(reason)));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "CUDA devices: %" PetscInt_FMT " (%s)\n", count, reason));

@@ -12,7 +12,9 @@
 #           nogpuerror:REGEX  the same, where there is no CUDA device (skipped on a GPU host)
 #   expect may start with "petsc>=3.N " or "petsc<3.N ": the test belongs to
 #   those PETSc versions only and is neither run nor counted with the others
-#   (for behaviour that PETSc itself changed between versions).
+#   (for behaviour that PETSc itself changed between versions). "petsc-cuda "
+#   likewise marks a test of a PETSc built with CUDA (its VECCUDA, aijcusparse
+#   and GPU preconditioners), run and counted only there.
 # "lib/libpetscfused.so" in a command is this build's library (FUSED_LIB).
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${FUSED_BUILD:-build}
@@ -28,7 +30,8 @@ TIMEOUT=${TEST_TIMEOUT:-600}
 if "$BIN/devices" -require >"$LOG/devices.log" 2>&1; then HAVE_GPU=1; else HAVE_GPU=0; fi
 PETSC_MINOR=$(sed -n 's/^PETSc version: 3\.\([0-9]*\)\..*/\1/p' "$LOG/devices.log")
 [ -n "$PETSC_MINOR" ] || { echo "FAIL: $BIN/devices did not say the PETSc version:"; cat "$LOG/devices.log"; exit 1; }
-echo "PETSc 3.$PETSC_MINOR, build $BUILD"
+PETSC_CUDA=$(sed -n 's/^PETSc with CUDA: //p' "$LOG/devices.log")
+echo "PETSc 3.$PETSC_MINOR${PETSC_CUDA:+ (CUDA: $PETSC_CUDA)}, build $BUILD"
 if [ "$HAVE_GPU" = 0 ] && [ "${FUSED_REQUIRE_GPU:-0}" = 1 ]; then
   echo "FAIL: make check-gpu needs a CUDA device:"; cat "$LOG/devices.log"; exit 1
 fi
@@ -43,6 +46,9 @@ while IFS='|' read -r name ranks expect cmd; do
   if [ -n "${TESTS_FILTER:-}" ] && ! echo "$name" | grep -Eq -- "$TESTS_FILTER"; then continue; fi
   ranks=$(echo "$ranks" | tr -d ' '); expect=$(echo "$expect" | sed 's/^ *//;s/ *$//')
   cmd=$(echo "$cmd" | sed "s/^ *//; s|lib/libpetscfused.so|$FUSED_LIB|g")
+  case "$expect" in
+    petsc-cuda\ *) [ "$PETSC_CUDA" = yes ] || continue; expect=${expect#petsc-cuda } ;;
+  esac
   case "$expect" in
     petsc\>=3.*|petsc\<3.*)
       cond=${expect%% *}; expect=${expect#* }; v=${cond#petsc*3.}

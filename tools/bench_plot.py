@@ -48,6 +48,28 @@ def main(path, prefix):
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(prefix + "_floor.png", dpi=120)
+    # each fused method against its fastest PETSc counterpart of the same run
+    # label (PETSc's methods on the GPU in a CUDA PETSc), per iteration
+    counterparts = {"pcgfused": ("cg", "pipecg"), "pbcgsfused": ("bcgs",), "pgmresfused": ("gmres", "pgmres")}
+    times = {(r["label"], r["problem"], r["method"]): (int(r["rows"]), float(r["us_per_iter"])) for r in rows}
+    speedups = defaultdict(list)
+    for (label, problem, method), (nrows, us) in times.items():
+        theirs = [times[(label, problem, c)][1] for c in counterparts.get(method, ()) if (label, problem, c) in times]
+        if theirs and us > 0:
+            speedups[f"{method} ({label})"].append((nrows, min(theirs) / us, problem))
+    if speedups:
+        fig, ax = plt.subplots(figsize=(7, 5))
+        for key, pts in sorted(speedups.items()):
+            pts.sort()
+            ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", label=key)
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.set_xlabel("rows")
+        ax.set_ylabel("PETSc's time per iteration / ours")
+        ax.set_title("Fused methods against PETSc's fastest counterpart in the same run", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(prefix + "_speedup.png", dpi=120)
 
 
 if __name__ == "__main__":
