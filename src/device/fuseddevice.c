@@ -175,7 +175,7 @@ PETSC_INTERN PetscErrorCode FusedDeviceWorkHandToPETSc(FusedDeviceWork *work)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PETSC_INTERN PetscErrorCode FusedDeviceVecCreate(Vec like, double *dev, Vec *v)
+PETSC_INTERN PetscErrorCode FusedDeviceVecCreate(Vec like, Vec *v)
 {
   PetscFunctionBegin;
   *v = NULL;
@@ -189,11 +189,42 @@ PETSC_INTERN PetscErrorCode FusedDeviceVecCreate(Vec like, double *dev, Vec *v)
     PetscCall(VecGetSize(like, &N));
     PetscCall(VecGetBlockSize(like, &bs));
     PetscCallMPI(MPI_Comm_size(comm, &size));
-    if (size == 1) PetscCall(VecCreateSeqCUDAWithArray(comm, bs, n, dev, v));
-    else PetscCall(VecCreateMPICUDAWithArray(comm, bs, n, N, dev, v));
+    if (size == 1) PetscCall(VecCreateSeqCUDAWithArray(comm, bs, n, NULL, v));
+    else PetscCall(VecCreateMPICUDAWithArray(comm, bs, n, N, NULL, v));
   }
 #else
   (void)like;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode FusedDeviceVecPlace(Vec v, const double *dev)
+{
+  PetscFunctionBegin;
+#if defined(FUSED_HAVE_PETSC_CUDA)
+  PetscCall(VecCUDAPlaceArray(v, dev)); /* the device entries are the valid ones */
+#else
+  (void)v;
+  (void)dev;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode FusedDeviceVecTake(Vec v, const double *dev)
+{
+  PetscFunctionBegin;
+#if defined(FUSED_HAVE_PETSC_CUDA)
+  {
+    const PetscScalar *a;
+
+    /* where PETSc last wrote v on the host, this brings it to the device */
+    PetscCall(VecCUDAGetArrayRead(v, &a));
+    PetscCheck(a == dev, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the preconditioner replaced the device array of a work vector");
+    PetscCall(VecCUDARestoreArrayRead(v, &a));
+    PetscCall(VecCUDAResetArray(v));
+  }
+#else
+  (void)v;
   (void)dev;
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -215,42 +246,6 @@ PETSC_INTERN PetscBool FusedDevicePETScHasCUDA(void)
 #else
   return PETSC_FALSE;
 #endif
-}
-
-PETSC_INTERN PetscErrorCode FusedDeviceVecWritten(Vec v)
-{
-  PetscFunctionBegin;
-#if defined(FUSED_HAVE_PETSC_CUDA)
-  {
-    PetscScalar *a;
-
-    /* marks the device entries as the valid ones: no copy */
-    PetscCall(VecCUDAGetArrayWrite(v, &a));
-    PetscCall(VecCUDARestoreArrayWrite(v, &a));
-  }
-#else
-  (void)v;
-#endif
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PETSC_INTERN PetscErrorCode FusedDeviceVecRead(Vec v, const double *dev)
-{
-  PetscFunctionBegin;
-#if defined(FUSED_HAVE_PETSC_CUDA)
-  {
-    const PetscScalar *a;
-
-    /* where PETSc last wrote v on the host, this brings it to the device */
-    PetscCall(VecCUDAGetArrayRead(v, &a));
-    PetscCheck(a == dev, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the preconditioner replaced the device array of a work vector");
-    PetscCall(VecCUDARestoreArrayRead(v, &a));
-  }
-#else
-  (void)v;
-  (void)dev;
-#endif
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PETSC_INTERN PetscErrorCode FusedDeviceOperatorCreate(PetscInt device, const FusedDeviceCSR *csr, PetscInt format, PetscLayout cmap, FusedHaloTransport transport, FusedDeviceOperator *op)

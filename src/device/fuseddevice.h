@@ -49,12 +49,14 @@ PETSC_INTERN PetscErrorCode FusedDeviceDownload(FusedDeviceWork *work, const dou
    without a host wait */
 PETSC_INTERN PetscErrorCode FusedDeviceWorkWaitForPETSc(FusedDeviceWork *work);
 PETSC_INTERN PetscErrorCode FusedDeviceWorkHandToPETSc(FusedDeviceWork *work);
-/* A PETSc vector (CUDA where PETSc has it) of like's layout over the device
-   array dev, for PETSc's own operations (a PC) on the work's vectors:
-   FusedDeviceVecWritten() before PETSc reads it (we wrote it on the device),
-   FusedDeviceVecRead() after PETSc wrote it (its entries are on the device
-   then, at dev). *v NULL where PETSc has no CUDA. */
-PETSC_INTERN PetscErrorCode FusedDeviceVecCreate(Vec like, double *dev, Vec *v);
+/* A PETSc vector (CUDA where PETSc has it) of like's layout and no array of
+   its own, for PETSc's own operations (a PC) on the work's device vectors:
+   FusedDeviceVecPlace() puts a device array under it (its entries valid
+   there), FusedDeviceVecTake() gives the array back, with PETSc's last
+   writes brought to the device. *v NULL where PETSc has no CUDA. */
+PETSC_INTERN PetscErrorCode FusedDeviceVecCreate(Vec like, Vec *v);
+PETSC_INTERN PetscErrorCode FusedDeviceVecPlace(Vec v, const double *dev);
+PETSC_INTERN PetscErrorCode FusedDeviceVecTake(Vec v, const double *dev);
 /* Copies between host and device that PETSc has counted so far (0 where it has no device) */
 PETSC_INTERN PetscLogDouble FusedDevicePETScCopies(void);
 /* Whether PETSc itself has CUDA vectors (FusedDeviceVecCreate() makes one) */

@@ -99,12 +99,10 @@ static PetscErrorCode FusedOperatorDeviceCSR(Mat Amat, FusedDeviceCSR *csr)
   PetscCall(MatGetInfo(Ad, MAT_LOCAL, &info));
   csr->nnz = (PetscInt)info.nz_used;
   if (Ao) PetscCall(MatGetSize(Ao, NULL, &csr->nghost));
-  if (csr->nghost > 0) {
-    PetscCall(FusedBlockDeviceCSR(Ao, &csr->oia, &csr->oja, &csr->ova, &on));
-    if (!on) PetscFunctionReturn(PETSC_SUCCESS);
-    PetscCall(MatGetInfo(Ao, MAT_LOCAL, &info));
-    csr->nnz += (PetscInt)info.nz_used;
-  }
+  /* the off-process block of mpiaijcusparse does not hand out device CSR
+     arrays the device can read as such (cudaErrorInvalidValue, H100,
+     2026-11-24): with ghosts the operator comes from the host arrays */
+  if (csr->nghost > 0) PetscFunctionReturn(PETSC_SUCCESS);
   csr->on_device = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -258,36 +256,23 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The PETSc vector over the device vector dev, made at its first use */
-static PetscErrorCode FusedWrap(KSP ksp, KSPFused *fused, const double *dev, Vec *v)
-{
-  PetscFunctionBegin;
-  for (PetscInt i = 0; i < fused->nwrap; i++)
-    if (fused->wrap_dev[i] == dev) {
-      *v = fused->wrap[i];
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }
-  PetscCheck(fused->nwrap < FUSED_MAX_WRAPS, PETSC_COMM_SELF, PETSC_ERR_PLIB, "more than %d device vectors for the PC", FUSED_MAX_WRAPS);
-  PetscCall(FusedDeviceVecCreate(ksp->vec_sol, (double *)dev, &fused->wrap[fused->nwrap]));
-  PetscCheck(fused->wrap[fused->nwrap], PETSC_COMM_SELF, PETSC_ERR_SUP, "this PETSc has no CUDA vectors to apply the PC on the device");
-  fused->wrap_dev[fused->nwrap] = dev;
-  *v                            = fused->wrap[fused->nwrap++];
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PETSC_INTERN PetscErrorCode KSPFusedCUDAApplyPC(KSP ksp, KSPFused *fused, const double *in, double *out)
 {
-  Vec            vin, vout;
   PetscLogDouble copies;
 
   PetscFunctionBegin;
-  PetscCall(FusedWrap(ksp, fused, in, &vin));
-  PetscCall(FusedWrap(ksp, fused, out, &vout));
-  PetscCall(FusedDeviceVecWritten(vin));
+  /* two PETSc vectors without arrays of their own: the input and the output */
+  for (; fused->nwrap < 2; fused->nwrap++) {
+    PetscCall(FusedDeviceVecCreate(ksp->vec_sol, &fused->wrap[fused->nwrap]));
+    PetscCheck(fused->wrap[fused->nwrap], PETSC_COMM_SELF, PETSC_ERR_SUP, "this PETSc has no CUDA vectors to apply the PC on the device");
+  }
+  PetscCall(FusedDeviceVecPlace(fused->wrap[0], in));
+  PetscCall(FusedDeviceVecPlace(fused->wrap[1], out));
   PetscCall(FusedDeviceWorkHandToPETSc(&fused->work)); /* PETSc reads what our stream wrote */
   copies = FusedDevicePETScCopies();
-  PetscCall(KSP_PCApply(ksp, vin, vout)); /* with the null space removed, as PETSc's methods do */
-  PetscCall(FusedDeviceVecRead(vout, out));
+  PetscCall(KSP_PCApply(ksp, fused->wrap[0], fused->wrap[1])); /* with the null space removed, as PETSc's methods do */
+  PetscCall(FusedDeviceVecTake(fused->wrap[1], out));
+  PetscCall(FusedDeviceVecTake(fused->wrap[0], in));
   fused->pc_copies += FusedDevicePETScCopies() - copies;
   fused->pc_applies++;
   PetscCall(FusedDeviceWorkWaitForPETSc(&fused->work)); /* and our stream what PETSc wrote */

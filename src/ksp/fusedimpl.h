@@ -25,8 +25,8 @@ typedef enum {
   KSP_FUSED_PC_HOST
 } KSPFusedPCPlace;
 
-/* device vectors a PC may be applied to and from in one method */
-#define FUSED_MAX_WRAPS 6
+/* the PETSc vectors a PC is applied to and from on the device */
+#define FUSED_MAX_WRAPS 2
 
 typedef struct {
   /* what the user asked for (options and setters) */
@@ -66,7 +66,6 @@ typedef struct {
   PetscInt            loop_starts;       /* times the host started the device loop in the last solve */
   /* a PC applied on the device: PETSc vectors over the work's device vectors */
   Vec                 wrap[FUSED_MAX_WRAPS];
-  const double       *wrap_dev[FUSED_MAX_WRAPS];
   PetscInt            nwrap;
   PetscInt            pc_applies;        /* in the last solve */
   PetscLogDouble      pc_copies;         /* host-device copies PETSc counted in those */
