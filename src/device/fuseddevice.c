@@ -47,12 +47,14 @@ PETSC_INTERN PetscErrorCode FusedDevicePick(PetscObject obj, PetscInt *device)
     PetscDeviceType    type;
     PetscDevice        pdevice;
 
-    PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
-    PetscCall(PetscDeviceContextGetDeviceType(dctx, &type));
-    if (type == PETSC_DEVICE_CUDA) {
-      PetscCall(PetscDeviceContextGetDevice(dctx, &pdevice));
-      PetscCall(PetscDeviceGetDeviceId(pdevice, device));
-      PetscFunctionReturn(PETSC_SUCCESS);
+    if (FusedDevicePETScHasCUDA()) {
+      PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+      PetscCall(PetscDeviceContextGetDeviceType(dctx, &type));
+      if (type == PETSC_DEVICE_CUDA) {
+        PetscCall(PetscDeviceContextGetDevice(dctx, &pdevice));
+        PetscCall(PetscDeviceGetDeviceId(pdevice, device));
+        PetscFunctionReturn(PETSC_SUCCESS);
+      }
     }
   }
 #endif
@@ -131,6 +133,7 @@ static PetscErrorCode FusedPETScStream(void **stream, PetscBool *cuda)
 
   PetscFunctionBegin;
   *cuda = PETSC_FALSE;
+  if (!FusedDevicePETScHasCUDA()) PetscFunctionReturn(PETSC_SUCCESS); /* no PETSc device work to order with */
   PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
   PetscCall(PetscDeviceContextGetDeviceType(dctx, &type));
   if (type != PETSC_DEVICE_CUDA) PetscFunctionReturn(PETSC_SUCCESS);
@@ -242,7 +245,9 @@ PETSC_INTERN PetscLogDouble FusedDevicePETScCopies(void)
 PETSC_INTERN PetscBool FusedDevicePETScHasCUDA(void)
 {
 #if defined(FUSED_HAVE_PETSC_CUDA)
-  return PETSC_TRUE;
+  /* only where the program uses PETSc's CUDA objects: starting PETSc's
+     device ourselves would make a PETSc without GPU-aware MPI refuse to run */
+  return PetscDeviceInitialized(PETSC_DEVICE_CUDA);
 #else
   return PETSC_FALSE;
 #endif
