@@ -144,7 +144,8 @@ static PetscErrorCode FusedPETScStream(void **stream, PetscBool *cuda)
 }
 #endif
 
-PETSC_INTERN PetscErrorCode FusedDeviceWorkWaitForPETSc(FusedDeviceWork *work)
+/* One ordering of the work's stream with PETSc's: join(work's context, PETSc's stream) */
+static PetscErrorCode FusedDeviceWorkJoinPETSc(FusedDeviceWork *work, int (*join)(FusedCUDA, void *))
 {
   PetscFunctionBegin;
 #if defined(FUSED_HAVE_PETSC_CUDA)
@@ -153,29 +154,23 @@ PETSC_INTERN PetscErrorCode FusedDeviceWorkWaitForPETSc(FusedDeviceWork *work)
     PetscBool cuda;
 
     PetscCall(FusedPETScStream(&stream, &cuda));
-    if (cuda) PetscCallFusedCUDA(FusedCUDAStreamWaitFor(work->cuda, stream));
+    if (cuda) PetscCallFusedCUDA(join(work->cuda, stream));
   }
 #else
   (void)work;
+  (void)join;
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PETSC_INTERN PetscErrorCode FusedDeviceWorkWaitForPETSc(FusedDeviceWork *work)
+{
+  return FusedDeviceWorkJoinPETSc(work, FusedCUDAStreamWaitFor);
+}
+
 PETSC_INTERN PetscErrorCode FusedDeviceWorkHandToPETSc(FusedDeviceWork *work)
 {
-  PetscFunctionBegin;
-#if defined(FUSED_HAVE_PETSC_CUDA)
-  {
-    void     *stream = NULL;
-    PetscBool cuda;
-
-    PetscCall(FusedPETScStream(&stream, &cuda));
-    if (cuda) PetscCallFusedCUDA(FusedCUDAStreamHandTo(work->cuda, stream));
-  }
-#else
-  (void)work;
-#endif
-  PetscFunctionReturn(PETSC_SUCCESS);
+  return FusedDeviceWorkJoinPETSc(work, FusedCUDAStreamHandTo);
 }
 
 PETSC_INTERN PetscErrorCode FusedDeviceVecCreate(Vec like, Vec *v)
