@@ -1,14 +1,22 @@
 #include "problems.h"
 
-const char *const ProblemTypes[] = {"lap2d", "lap3d", "convdiff", "neumann2d", "ProblemType", "PROBLEM_", NULL};
+const char *const ProblemTypes[] = {"lap2d", "lap3d", "convdiff", "neumann2d", "kept3d", "jump2d", "aniso2d", "ProblemType", "PROBLEM_", NULL};
 
 static PetscErrorCode ProblemCreateStencil2D(MPI_Comm comm, PetscInt n, PetscBool convect, PetscBool neumann, Mat *A)
 {
   PetscInt  N = n * n, rstart, rend, row;
-  /* convection-diffusion: -lap u + c . grad u with cell Peclet 0.5 in x, 0.25 in y, upwinded */
-  PetscReal cx = convect ? 1.0 : 0.0, cy = convect ? 0.5 : 0.0;
+  PetscReal cell = 0.5, peclet, cx, cy;
+  PetscBool set;
 
   PetscFunctionBegin;
+  /* convection-diffusion: -lap u + c . grad u on the unit square, upwinded,
+     with cell Peclet number 0.5 in x and 0.25 in y, or Pe h and Pe h / 2 for
+     the global -problem_peclet Pe (h = 1/(n+1)) */
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-problem_peclet", &peclet, &set));
+  PetscCheck(!set || peclet >= 0.0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-problem_peclet %g must be at least 0", (double)peclet);
+  if (set) cell = peclet / (n + 1);
+  cx = convect ? 2.0 * cell : 0.0;
+  cy = convect ? cell : 0.0;
   PetscCall(MatCreate(comm, A));
   PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N, N));
   PetscCall(MatSetFromOptions(*A));
@@ -66,13 +74,93 @@ static PetscErrorCode ProblemCreateLap3D(MPI_Comm comm, PetscInt n, Mat *A)
   PetscFunctionReturn(0);
 }
 
+/* Kept Dirichlet rows: the boundary points of an n^3 grid keep their rows as
+   scale times the identity; the interior rows keep their boundary columns */
+static PetscErrorCode ProblemCreateKept3D(MPI_Comm comm, PetscInt n, Mat *A)
+{
+  PetscInt  N = n * n * n, rstart, rend, row;
+  PetscReal scale = 6.0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-problem_dirichlet_scale", &scale, NULL));
+  PetscCheck(scale > 0.0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-problem_dirichlet_scale %g must be positive", (double)scale);
+  PetscCall(MatCreate(comm, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N, N));
+  PetscCall(MatSetFromOptions(*A));
+  PetscCall(MatSeqAIJSetPreallocation(*A, 7, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*A, 7, NULL, 4, NULL));
+  PetscCall(MatSetUp(*A));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (row = rstart; row < rend; row++) {
+    PetscInt    i = row % n, j = (row / n) % n, k = row / (n * n), cols[7], nc = 0;
+    PetscScalar vals[7];
+
+    if (i == 0 || j == 0 || k == 0 || i == n - 1 || j == n - 1 || k == n - 1) {
+      cols[nc] = row; vals[nc++] = scale;
+    } else {
+      cols[nc] = row - n * n; vals[nc++] = -1.0;
+      cols[nc] = row - n; vals[nc++] = -1.0;
+      cols[nc] = row - 1; vals[nc++] = -1.0;
+      cols[nc] = row; vals[nc++] = 6.0;
+      cols[nc] = row + 1; vals[nc++] = -1.0;
+      cols[nc] = row + n; vals[nc++] = -1.0;
+      cols[nc] = row + n * n; vals[nc++] = -1.0;
+    }
+    PetscCall(MatSetValues(*A, 1, &row, nc, cols, vals, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+/* -div(k grad u) on the unit square, Dirichlet, 5 points: k per cell (point)
+   of a checkerboard of 4 x 4 squares (jump) or k_y = anisotropy */
+static PetscErrorCode ProblemCreateCoefficient2D(MPI_Comm comm, PetscInt n, PetscReal jump, PetscReal anisotropy, Mat *A)
+{
+  PetscInt N = n * n, rstart, rend, row, side = n / 4 > 0 ? n / 4 : 1;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreate(comm, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N, N));
+  PetscCall(MatSetFromOptions(*A));
+  PetscCall(MatSeqAIJSetPreallocation(*A, 5, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*A, 5, NULL, 2, NULL));
+  PetscCall(MatSetUp(*A));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (row = rstart; row < rend; row++) {
+    const PetscInt i = row % n, j = row / n;
+    PetscInt       cols[5], nc = 0, d, ni[4] = {i, i - 1, i + 1, i}, nj[4] = {j - 1, j, j, j + 1};
+    PetscScalar    vals[5], diag = 0.0;
+#define COEFF(a, b) ((((a) / side + (b) / side) % 2) ? jump : 1.0)
+    const PetscReal k = COEFF(i, j);
+
+    for (d = 0; d < 4; d++) {
+      /* the face's coefficient: harmonic mean of the two points' (a boundary face: the point's own) */
+      const PetscBool inside = (PetscBool)(ni[d] >= 0 && ni[d] < n && nj[d] >= 0 && nj[d] < n);
+      const PetscReal kn = inside ? COEFF(ni[d], nj[d]) : k, face = 2.0 * k * kn / (k + kn) * ((d == 0 || d == 3) ? anisotropy : 1.0);
+
+      diag += face;
+      if (inside) { cols[nc] = nj[d] * n + ni[d]; vals[nc++] = -face; }
+    }
+#undef COEFF
+    cols[nc] = row; vals[nc++] = diag;
+    PetscCall(MatSetValues(*A, 1, &row, nc, cols, vals, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A)
 {
+  PetscBool negate = PETSC_FALSE;
+  PetscReal jump = 1e6, anisotropy = 1e-3;
+
   PetscFunctionBegin;
   PetscCheck(n >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "Problem size -n %" PetscInt_FMT " must be at least 1", n);
   {
     /* the rows, n^2 or n^3, must be a PetscInt */
-    const int      dim  = type == PROBLEM_LAP3D ? 3 : 2;
+    const int      dim  = (type == PROBLEM_LAP3D || type == PROBLEM_KEPT3D) ? 3 : 2;
     const double   rows = dim == 3 ? (double)n * n * n : (double)n * n;
     const PetscInt most = dim == 3 ? 1290 : 46340;
 
@@ -91,7 +179,22 @@ PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A
   case PROBLEM_NEUMANN2D:
     PetscCall(ProblemCreateStencil2D(comm, n, PETSC_FALSE, PETSC_TRUE, A));
     break;
+  case PROBLEM_KEPT3D:
+    PetscCall(ProblemCreateKept3D(comm, n, A));
+    break;
+  case PROBLEM_JUMP2D:
+    PetscCall(PetscOptionsGetReal(NULL, NULL, "-problem_jump", &jump, NULL));
+    PetscCheck(jump > 0.0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-problem_jump %g must be positive", (double)jump);
+    PetscCall(ProblemCreateCoefficient2D(comm, n, jump, 1.0, A));
+    break;
+  case PROBLEM_ANISO2D:
+    PetscCall(PetscOptionsGetReal(NULL, NULL, "-problem_anisotropy", &anisotropy, NULL));
+    PetscCheck(anisotropy > 0.0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-problem_anisotropy %g must be positive", (double)anisotropy);
+    PetscCall(ProblemCreateCoefficient2D(comm, n, 1.0, anisotropy, A));
+    break;
   }
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-problem_negate", &negate, NULL));
+  if (negate) PetscCall(MatScale(*A, -1.0));
   PetscFunctionReturn(0);
 }
 

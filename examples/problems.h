@@ -7,11 +7,21 @@ typedef enum {
   PROBLEM_LAP2D,    /* 5-point Laplacian, Dirichlet, SPD */
   PROBLEM_LAP3D,    /* 7-point Laplacian, Dirichlet, SPD */
   PROBLEM_CONVDIFF, /* 2D convection-diffusion, upwinded: nonsymmetric */
-  PROBLEM_NEUMANN2D /* 5-point Laplacian, Neumann: singular, constants in the null space */
+  PROBLEM_NEUMANN2D, /* 5-point Laplacian, Neumann: singular, constants in the null space */
+  PROBLEM_KEPT3D,    /* 7-point Laplacian whose Dirichlet boundary rows stay as identity rows times
+                        -problem_dirichlet_scale (default 6, the interior diagonal); the interior rows
+                        keep their boundary columns, so the matrix is not symmetric */
+  PROBLEM_JUMP2D,    /* 5-point diffusion whose coefficient is -problem_jump (default 1e6) in a
+                        checkerboard of 4 x 4 squares and 1 elsewhere (harmonic means on faces): SPD */
+  PROBLEM_ANISO2D    /* -u_xx - e u_yy, e = -problem_anisotropy (default 1e-3): SPD */
 } ProblemType;
 extern const char *const ProblemTypes[];
 
-/* n points per side; the matrix is distributed over comm by rows. */
+/* n points per side; the matrix is distributed over comm by rows. Options:
+   -problem_negate (every problem times -1: negative definite from SPD),
+   -problem_peclet Pe (convdiff: the global Peclet number in x, half of it
+   in y; without it the cell Peclet numbers are 0.5 and 0.25), and the
+   parameters named above. */
 PetscErrorCode ProblemCreate(MPI_Comm, ProblemType, PetscInt n, Mat *);
 /* A Matrix Market file (.mtx) or a PETSc binary matrix file. */
 PetscErrorCode ProblemLoad(MPI_Comm, const char path[], Mat *);

@@ -1,11 +1,18 @@
 /* pcgfused on the GPU: the kernels of the fused steps of pcgfusedimpl.h, and
-   the device loop. Sums, in the order of the C side: RZ, NORM, PY, YW; then
-   the off-process rows' share of the last two, where a halo splits the product. */
+   the device loop. Sums, in the order of the C side: RZ, NORM, PY, YW, YZ;
+   then the off-process rows' share of the last three, where a halo splits
+   the product. */
 #include <string.h>
 #include <cooperative_groups.h>
 #include "cuda/fusedcuda_impl.cuh"
 
-enum { RZ, NORM, PY, YW, GHOST_PY, GHOST_YW };
+enum { RZ, NORM, PY, YW, YZ, NSUMS, GHOST_PY = NSUMS, GHOST_YW, GHOST_YZ };
+
+/* PCGFusedBeta() of pcgfusedimpl.h */
+__device__ __forceinline__ double PCGBeta(double rz, double alpha, double yw, double yz)
+{
+  return 1.0 + alpha * (alpha * yw - 2.0 * yz) / rz;
+}
 
 __device__ __forceinline__ double PCGNormTerm(int normtype, double r, double z)
 {
@@ -37,9 +44,9 @@ struct PCGNext {
 
 /* One row of the update: x += alpha p, r -= alpha y, p = B r + beta p, with
    the new r and p written to r_out and p_out; adds to acc[RZ] and acc[NORM],
-   returns the new p */
+   returns the new p and sets *z_out to the new z */
 template <bool JACOBI>
-__device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PCGNext<JACOBI> &next, int i, double *r_out, double *p_out, double *acc)
+__device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PCGNext<JACOBI> &next, int i, double *r_out, double *p_out, double *acc, double *z_out)
 {
   const auto   last = next.Load(i);
   const double r    = next.Residual(last.r, last.y);
@@ -50,6 +57,7 @@ __device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PC
   r_out[i]          = r;
   acc[RZ] += r * z;
   acc[NORM] += PCGNormTerm(v.normtype, r, z);
+  *z_out = z;
   return p;
 }
 
@@ -70,27 +78,36 @@ __device__ __forceinline__ void PCGUpdateRowStored(const FusedPCGVecs &v, int i,
 
 __device__ __forceinline__ void PCGUpdateRow(const FusedPCGVecs &v, int i, double alpha, double beta, double (&acc)[2])
 {
-  if (v.d) (void)PCGUpdateRowTo(v, PCGNext<true>{v.r, v.y, v.p, v.d, alpha, beta}, i, v.r, v.p, acc);
-  else (void)PCGUpdateRowTo(v, PCGNext<false>{v.r, v.y, v.p, NULL, alpha, beta}, i, v.r, v.p, acc);
+  double z;
+  if (v.d) (void)PCGUpdateRowTo(v, PCGNext<true>{v.r, v.y, v.p, v.d, alpha, beta}, i, v.r, v.p, acc, &z);
+  else (void)PCGUpdateRowTo(v, PCGNext<false>{v.r, v.y, v.p, NULL, alpha, beta}, i, v.r, v.p, acc, &z);
 }
 
-/* One row of the product: y = A p; adds to PY and YW (w = B y is not stored) */
-__device__ __forceinline__ void PCGProductRow(const FusedMatView &A, const FusedPCGVecs &v, int i, double (&acc)[2])
+/* z = B r at row i: stored where the PC runs between kernels */
+__device__ __forceinline__ double PCGPreconditioned(const FusedPCGVecs &v, int i)
+{
+  return v.z ? v.z[i] : (v.d ? v.d[i] * v.r[i] : v.r[i]);
+}
+
+/* One row of the product: y = A p; adds to PY, YW and YZ (w = B y is not
+   stored; with the PC between kernels YW follows in a kernel of its own) */
+__device__ __forceinline__ void PCGProductRow(const FusedMatView &A, const FusedPCGVecs &v, int i, double (&acc)[3])
 {
   const double p = v.p[i];
   const double y = FusedRowProduct(A, v.p, i);
   v.y[i]         = y;
   acc[0] += p * y;
   acc[1] += y * (v.d ? v.d[i] * y : y);
+  acc[2] += y * PCGPreconditioned(v, i);
 }
 
 /* The host loop's look at iteration it, made on the device: the norm it
    records, and whether the host must look (the test, or a check before alpha) */
-__device__ __forceinline__ bool PCGMustStop(const FusedPCGVecs &v, const FusedConvergence &conv, int it, const double s[4], double *rnorm)
+__device__ __forceinline__ bool PCGMustStop(const FusedPCGVecs &v, const FusedConvergence &conv, int it, const double s[NSUMS], double *rnorm)
 {
-  const double rz = s[RZ], py = s[PY], yw = s[YW];
+  const double rz = s[RZ], py = s[PY], yw = s[YW], yz = s[YZ];
   *rnorm = v.normtype == FUSED_NORM_NATURAL ? sqrt(fabs(rz)) : (v.normtype == FUSED_NORM_NONE ? 0.0 : sqrt(fabs(s[NORM])));
-  return FusedMustStop(conv, it, *rnorm) || !isfinite(rz) || !isfinite(py) || !isfinite(yw) || rz * conv.sign_rz <= 0.0 || py * conv.sign_py <= 0.0;
+  return FusedMustStop(conv, it, *rnorm) || !isfinite(rz) || !isfinite(py) || !isfinite(yw) || !isfinite(yz) || rz * conv.sign_rz <= 0.0 || py * conv.sign_py <= 0.0;
 }
 
 /* r = b - A x (or b), z = B r, p = z; RZ and NORM */
@@ -151,23 +168,23 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 6) PCGUpdateKernel(int n, FusedPC
   double acc[2] = {0.0, 0.0};
   if (FusedLoopKernelStopped(state)) return;
   if (state) {
-    const double rz = sums[RZ], py = sums[PY], yw = sums[YW];
+    const double rz = sums[RZ], py = sums[PY];
     alpha = rz / py;
-    beta  = alpha * alpha * yw / rz - 1.0;
+    beta  = PCGBeta(rz, alpha, sums[YW], sums[YZ]);
   }
   FUSED_GRID_LOOP(i, n) PCGUpdateRow(v, i, alpha, beta, acc);
   FusedReduce<2>(acc, partials, sums, ticket, RZ);
 }
 
-/* y = A p, w = B y (not stored); PY and YW. In the device loop the last
-   block also tests the iteration it completes. */
+/* y = A p, w = B y (not stored); PY, YW and YZ. In the device loop the
+   last block also tests the iteration it completes. */
 __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
-  double acc[2] = {0.0, 0.0};
+  double acc[3] = {0.0, 0.0, 0.0};
   if (FusedLoopKernelStopped(state)) return;
   FUSED_GRID_LOOP(i, A.n) PCGProductRow(A, v, i, acc);
-  if (FusedReduce<2>(acc, partials, sums, ticket, PY) && state && threadIdx.x == 0) {
-    const double s[4] = {sums[RZ], sums[NORM], acc[0], acc[1]};
+  if (FusedReduce<3>(acc, partials, sums, ticket, PY) && state && threadIdx.x == 0) {
+    const double s[NSUMS] = {sums[RZ], sums[NORM], acc[0], acc[1], acc[2]};
     const int    it   = ++state->it;
     double       rnorm;
     if (PCGMustStop(v, state->conv, it, s, &rnorm)) {
@@ -179,11 +196,12 @@ __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partial
 }
 
 /* The rows that read ghost values, after PCGProductKernel ran on the local
-   block alone: y += A_ghost p, and PY, YW corrected by what that adds,
-   <p, y_g> and <y_l + y_g, B (y_l + y_g)> - <y_l, B y_l> = <y_g, B (2 y_l + y_g)>. */
+   block alone: y += A_ghost p, and PY, YW, YZ corrected by what that adds,
+   <p, y_g>, <y_l + y_g, B (y_l + y_g)> - <y_l, B y_l> = <y_g, B (2 y_l + y_g)>
+   and <y_g, z>. */
 __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedPost *post, unsigned int seq)
 {
-  double acc[2] = {0.0, 0.0};
+  double acc[3] = {0.0, 0.0, 0.0};
   FUSED_GRID_LOOP(k, nbound)
   {
     const int i  = brow[k];
@@ -193,11 +211,13 @@ __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, Fus
     v.y[i]          = yl + yg;
     acc[0] += v.p[i] * yg;
     acc[1] += (v.d ? v.d[i] : 1.0) * yg * (2.0 * yl + yg);
+    acc[2] += yg * PCGPreconditioned(v, i);
   }
-  if (FusedReduce<2>(acc, partials, sums, ticket, GHOST_PY) && threadIdx.x == 0) {
+  if (FusedReduce<3>(acc, partials, sums, ticket, GHOST_PY) && threadIdx.x == 0) {
     sums[PY] += acc[0];
     sums[YW] += acc[1];
-    FusedPostSums(post, seq, sums, 4);
+    sums[YZ] += acc[2];
+    FusedPostSums(post, seq, sums, NSUMS);
   }
 }
 
@@ -220,11 +240,11 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
   double *r_next = spare, *p_next = spare + A.n, *y_next = spare + 2 * (size_t)A.n;
 
   for (int it = first;; it++) {
-    double s[4];
+    double s[NSUMS];
     if (it == first) { /* the host-driven steps left iteration it0's sums in sums[] */
-      for (int k = 0; k < 4; k++) s[k] = sums[k];
-    } else FusedSumPartialsByWarp<4>(part + (size_t)(it & 1) * 4 * G, G, s);
-    const double rz = s[RZ], py = s[PY], yw = s[YW];
+      for (int k = 0; k < NSUMS; k++) s[k] = sums[k];
+    } else FusedSumPartialsByWarp<NSUMS>(part + (size_t)(it & 1) * NSUMS * G, G, s);
+    const double rz = s[RZ], py = s[PY];
     if (it > first) {
       double     rnorm;
       const bool stop = PCGMustStop(v, conv, it, s, &rnorm);
@@ -232,7 +252,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
       if (stop) { /* the same sums in every block: the same decision */
         FusedHistoryFlush(hist, first, it);
         if (blockIdx.x == 0 && threadIdx.x == 0) {
-          for (int k = 0; k < 4; k++) sums[k] = s[k];
+          for (int k = 0; k < NSUMS; k++) sums[k] = s[k];
           state->it   = it;
           state->stop = 1;
         }
@@ -248,18 +268,20 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
         return;
       }
     }
-    const double          alpha  = rz / py, beta = alpha * alpha * yw / rz - 1.0;
-    const PCGNext<JACOBI> next   = {r_last, y_last, p_last, v.d, alpha, beta};
-    double                acc[4] = {0.0, 0.0, 0.0, 0.0};
+    const double          alpha = rz / py, beta = PCGBeta(rz, alpha, s[YW], s[YZ]);
+    const PCGNext<JACOBI> next  = {r_last, y_last, p_last, v.d, alpha, beta};
+    double                acc[NSUMS] = {0.0, 0.0, 0.0, 0.0, 0.0};
     FUSED_GRID_LOOP(i, A.n)
     {
+      double       zi;
       const double yi = FusedRowProductOf(A, next, i);
-      const double pi = PCGUpdateRowTo(v, next, i, r_next, p_next, acc);
+      const double pi = PCGUpdateRowTo(v, next, i, r_next, p_next, acc, &zi);
       y_next[i]       = yi;
       acc[PY] += pi * yi;
       acc[YW] += yi * (JACOBI ? v.d[i] * yi : yi);
+      acc[YZ] += yi * zi;
     }
-    FusedStorePartials<4, BLOCK>(acc, part + (size_t)((it + 1) & 1) * 4 * G);
+    FusedStorePartials<NSUMS, BLOCK>(acc, part + (size_t)((it + 1) & 1) * NSUMS * G);
     grid.sync(); /* the partials complete before the next iteration sums them */
     FusedSwap(r_last, r_next);
     FusedSwap(p_last, p_next);
@@ -319,7 +341,7 @@ extern "C" int FusedPCGProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPCG
 extern "C" int FusedPCGProductGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v)
 {
   int blocks = (A->nbound + FUSED_BLOCK - 1) / FUSED_BLOCK;
-  if (ctx->maxsums < GHOST_YW + 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the split product needs %d", ctx->maxsums, GHOST_YW + 1);
+  if (ctx->maxsums < GHOST_YZ + 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the split product needs %d", ctx->maxsums, GHOST_YZ + 1);
   blocks = blocks < 1 ? 1 : (blocks < ctx->nblocks ? blocks : ctx->nblocks); /* it posts the sums even with no ghost rows */
   PCGGhostKernel<<<blocks, FUSED_BLOCK, 0, ctx->stream>>>(A->nbound, A->brow, A->bptr, A->view, *v, ctx->partials, ctx->sums, ctx->ticket, ctx->post, ++ctx->post_seq);
   FUSED_CUDA_CHECK_LAUNCH("PCGGhostKernel");
@@ -353,7 +375,7 @@ extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v,
     if (int err = FusedCUDAEnsureLoopVectors(ctx, 3, &spare)) return err;
     const int   block  = FusedSingleKernelBlock(ctx);
     const void *kernel = block == FUSED_BLOCK ? (v->d ? (const void *)PCGSingleKernel<true, FUSED_BLOCK> : (const void *)PCGSingleKernel<false, FUSED_BLOCK>) : (v->d ? (const void *)PCGSingleKernel<true, FUSED_WIDE_BLOCK> : (const void *)PCGSingleKernel<false, FUSED_WIDE_BLOCK>);
-    return FusedCUDARunSingleKernel(ctx, kernel, block, 4, 0, conv, it0, kargs, &part, its);
+    return FusedCUDARunSingleKernel(ctx, kernel, block, NSUMS, 0, conv, it0, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
   args.A = A->view;

@@ -42,8 +42,10 @@ static PetscErrorCode PBCGSFusedIterate(KSP ksp, PetscBool device_loop)
   PetscScalar     sums1[BCGS_NSUMS1], sums2[BCGS_NSUMS2];
   PetscScalar     rho, alpha, omega, beta;
   PetscInt        i;
+  PetscBool       restarted = PETSC_FALSE; /* the last step was a restart of r0* */
 
   PetscFunctionBegin;
+  bcgs->restarts = 0;
   PBCGSStep(KSP_PBCGSFused_UpdateXRP, bcgs->steps->start(ksp, bcgs, sums1));
 
   for (i = 0;; i++) {
@@ -54,19 +56,33 @@ static PetscErrorCode PBCGSFusedIterate(KSP ksp, PetscBool device_loop)
     rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : PetscSqrtReal(PetscAbsScalar(sums1[BCGS_RR]));
     KSPCheckNorm(ksp, rnorm);
     if (ksp->reason) break;
-    PetscCall(KSPFusedConverged(ksp, i, rnorm));
-    if (ksp->reason) break;
-    if (i >= ksp->max_it) {
-      ksp->reason = KSP_DIVERGED_ITS;
-      break;
+    if (!restarted) { /* after a restart the same iteration goes on, tested already */
+      PetscCall(KSPFusedConverged(ksp, i, rnorm));
+      if (ksp->reason) break;
+      if (i >= ksp->max_it) {
+        ksp->reason = KSP_DIVERGED_ITS;
+        break;
+      }
     }
     rho = sums1[BCGS_RR0];
     KSPCheckDot(ksp, rho);
     KSPCheckDot(ksp, sums1[BCGS_VR0]);
     if (rho == 0.0) {
-      PetscCall(PBCGSFusedBreakdown(ksp, "<r,r0*> = 0 with a residual that has not converged"));
-      break;
+      /* r has become orthogonal to the shadow residual, where bcgs stops
+         with a breakdown: start again from r0* = r and p = r, which costs
+         one more synchronization, and go on from the same x and r */
+      if (restarted) {
+        PetscCall(PBCGSFusedBreakdown(ksp, "<r,r> = 0 with a residual that has not converged"));
+        break;
+      }
+      PetscCall(PetscInfo(ksp, "<r,r0*> = 0 at iteration %" PetscInt_FMT ", residual norm %g: restart with r0* = r\n", i, (double)rnorm));
+      PBCGSStep(KSP_PBCGSFused_UpdateXRP, bcgs->steps->restart(ksp, bcgs, sums1));
+      bcgs->restarts++;
+      restarted = PETSC_TRUE;
+      i--;
+      continue;
     }
+    restarted = PETSC_FALSE;
     if (sums1[BCGS_VR0] == 0.0) {
       PetscCall(PBCGSFusedBreakdown(ksp, "<BAp,r0*> = 0"));
       break;
@@ -107,6 +123,18 @@ static PetscErrorCode PBCGSFusedIterate(KSP ksp, PetscBool device_loop)
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode KSPView_PBCGSFused(KSP ksp, PetscViewer viewer)
+{
+  KSP_PBCGSFused *bcgs = (KSP_PBCGSFused *)ksp->data;
+  PetscBool       iascii;
+
+  PetscFunctionBegin;
+  PetscCall(KSPView_Fused(ksp, viewer));
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
+  if (iascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  restarts of the shadow residual r0* (where <r,r0*> vanished) in the last solve: %" PetscInt_FMT "\n", bcgs->restarts));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode KSPSolve_PBCGSFused(KSP ksp)
 {
   KSP_PBCGSFused *bcgs        = (KSP_PBCGSFused *)ksp->data;
@@ -131,6 +159,10 @@ static PetscErrorCode KSPSolve_PBCGSFused(KSP ksp)
    The iteration of Rupp, Weinbub, Juengel and Grasser (2015), Algorithm 4: v = B A p with <v,r0*>; s = r - alpha v;
    t = B A s with <t,t>, <t,s>, <t,r0*>, <s,r0*>; then x, r and p in one pass with the residual norm and <r,r0*> of
    the next iteration. beta comes from <s,r0*> - omega <t,r0*>, so p is updated in the same pass as r.
+
+   Where <r,r0*> vanishes before convergence, where `KSPBCGS` stops with `KSP_DIVERGED_BREAKDOWN`, the iteration
+   starts again from r0* = r and p = r with the same x and r (one more synchronization); `KSPView()` counts
+   these restarts.
 
    Left preconditioning with the preconditioned norm (the default of `KSPBCGS`) or no norm. `PCNONE` and `PCJACOBI`
    are fused; any other `PC` runs through `PCApply()`.
@@ -157,7 +189,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PBCGSFused(KSP ksp)
   ksp->ops->solve          = KSPSolve_PBCGSFused;
   ksp->ops->reset          = KSPReset_Fused;
   ksp->ops->destroy        = KSPDestroy_Fused;
-  ksp->ops->view           = KSPView_Fused;
+  ksp->ops->view           = KSPView_PBCGSFused;
   ksp->ops->setfromoptions = KSPSetFromOptions_Fused;
   ksp->ops->buildsolution  = KSPBuildSolution_Fused;
   ksp->ops->buildresidual  = KSPBuildResidualDefault;

@@ -34,6 +34,31 @@ static PetscErrorCode PBCGSFusedStart_Reference(KSP ksp, KSP_PBCGSFused *bcgs, P
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode PBCGSFusedRestart_Reference(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar partial1[])
+{
+  PetscInt           n, i;
+  const PetscScalar *r;
+  PetscScalar       *rstar, *p, rr = 0.0;
+
+  PetscFunctionBegin;
+  (void)ksp;
+  PetscCall(VecGetLocalSize(bcgs->r, &n));
+  PetscCall(VecGetArrayRead(bcgs->r, &r));
+  PetscCall(VecGetArrayWrite(bcgs->rstar, &rstar));
+  PetscCall(VecGetArrayWrite(bcgs->p, &p));
+  for (i = 0; i < n; i++) {
+    rstar[i] = p[i] = r[i];
+    rr += r[i] * r[i];
+  }
+  PetscCall(VecRestoreArrayWrite(bcgs->p, &p));
+  PetscCall(VecRestoreArrayWrite(bcgs->rstar, &rstar));
+  PetscCall(VecRestoreArrayRead(bcgs->r, &r));
+  partial1[BCGS_RR]  = rr;
+  partial1[BCGS_RR0] = rr;
+  PetscCall(PetscLogFlops(2.0 * n));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode PBCGSFusedProductP_Reference(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar partial1[])
 {
   PetscInt           n, i;
@@ -127,4 +152,4 @@ static PetscErrorCode PBCGSFusedUpdateXRP_Reference(KSP ksp, KSP_PBCGSFused *bcg
   PetscFunctionReturn(0);
 }
 
-const KSPPBCGSFusedSteps KSPPBCGSFusedSteps_Reference = {PBCGSFusedStart_Reference, PBCGSFusedProductP_Reference, PBCGSFusedUpdateS_Reference, PBCGSFusedProductS_Reference, PBCGSFusedUpdateXRP_Reference, NULL};
+const KSPPBCGSFusedSteps KSPPBCGSFusedSteps_Reference = {PBCGSFusedStart_Reference, PBCGSFusedProductP_Reference, PBCGSFusedUpdateS_Reference, PBCGSFusedProductS_Reference, PBCGSFusedUpdateXRP_Reference, PBCGSFusedRestart_Reference, NULL};

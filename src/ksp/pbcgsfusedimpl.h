@@ -25,6 +25,9 @@ typedef struct {
   PetscErrorCode (*product_s)(KSP, KSP_PBCGSFused *, PetscScalar partial2[]);
   /* x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v); partial RR, RR0 */
   PetscErrorCode (*update_xrp)(KSP, KSP_PBCGSFused *, PetscScalar alpha, PetscScalar omega, PetscScalar beta, PetscScalar partial1[]);
+  /* r0* = r, p = r: a new shadow residual where <r,r0*> vanished; partial
+     RR and RR0 (both <r,r>), before product_p */
+  PetscErrorCode (*restart)(KSP, KSP_PBCGSFused *, PetscScalar partial1[]);
   /* after update_xrp of iteration it0: iterations on without the host until
      the test or a check needs it (NULL: no such loop); *its is where the
      host goes on, from product_p */
@@ -38,6 +41,7 @@ typedef struct {
 struct _KSP_PBCGSFused {
   KSPFused                  fused; /* first: the shared driver reads it through ksp->data */
   Vec                       r, rstar, p, v, s, t, tmp;
+  PetscInt                  restarts; /* of r0* in the last solve */
   const KSPPBCGSFusedSteps *steps;
 };
 

@@ -51,7 +51,7 @@ static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
 
   for (i = 0;; i++) {
     const PetscReal rnorm = PCGFusedNorm(ksp, sums);
-    PetscScalar     rz, py, yw;
+    PetscScalar     rz, py, yw, yz;
 
     KSPCheckNorm(ksp, rnorm);
     if (ksp->reason) break;
@@ -64,9 +64,11 @@ static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
     rz = sums[PCG_RZ];
     py = sums[PCG_PY];
     yw = sums[PCG_YW];
+    yz = sums[PCG_YZ];
     KSPCheckDot(ksp, rz);
     KSPCheckDot(ksp, py);
     KSPCheckDot(ksp, yw);
+    KSPCheckDot(ksp, yz);
     /* PETSc's cg's verdicts: a zero <r,Br> has converged; a change of sign
        of <r,Br> is an indefinite PC, and a zero <p,Ap> or a change of its
        sign an indefinite matrix. A definite operator or PC of either sign
@@ -90,7 +92,7 @@ static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
     rz_sign = PetscRealPart(rz) < 0.0 ? -1.0 : 1.0;
     py_sign = PetscRealPart(py) < 0.0 ? -1.0 : 1.0;
     alpha = rz / py;
-    beta  = alpha * alpha * yw / rz - 1.0; /* = <r',z'>/<r,z> without a second reduction */
+    beta  = PCGFusedBeta(rz, alpha, yw, yz); /* = <r',z'>/<r,z> without a second reduction */
 
     if (device_loop) {
       /* the device takes alpha and beta from the same sums, and stops where this loop must look */
@@ -135,7 +137,8 @@ static PetscErrorCode KSPSolve_PCGFused(KSP ksp)
    The iteration is that of Rupp, Weinbub, Juengel and Grasser, "Pipelined iterative solvers with kernel fusion
    for GPUs" (2015), Algorithm 2, with a preconditioner: one step updates x, r, z and p and reduces <r,z> and the
    norm; the other forms y = A p and w = B y and reduces <p,y> and <y,w>. The next <r,z> is taken from
-   alpha^2 <y,w> - <r,z>, which lets p be updated in the same pass as r.
+   <r,z> - 2 alpha <y,z> + alpha^2 <y,w> (<y,z> rides in the same reduction), which lets p be updated in the
+   same pass as r, for symmetric and nonsymmetric A alike.
 
    `PCNONE` and `PCJACOBI` are applied inside the fused steps; any other `PC` runs through `PCApply()` and
    `KSPView()` says so. Supports left preconditioning with the preconditioned (default), unpreconditioned,

@@ -7,7 +7,7 @@ enum { PCG_VEC_X = 1, PCG_VEC_B, PCG_VEC_R, PCG_VEC_P, PCG_VEC_Y, PCG_NVECS };
 /* with the PC applied between kernels, z = B r and w = B y are stored too */
 enum { PCG_VEC_Z = PCG_NVECS, PCG_VEC_W, PCG_NVECS_STORED };
 /* the device's sums: the step's, and the ghost rows' share of the split product */
-#define PCG_DEVICE_SUMS (PCG_NSUMS + 2)
+#define PCG_DEVICE_SUMS (PCG_NSUMS + 3)
 
 static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
 {
@@ -76,7 +76,7 @@ static PetscErrorCode PCGFusedProduct_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScala
     if (!v.w) PetscCallFusedCUDA(FusedCUDAGetSums(cg->fused.work.cuda, 0, PCG_NSUMS, partial));
   }
   if (v.w) {
-    /* w = B y, then <y,w> beside the product's sums */
+    /* w = B y, then <y,w> beside the product's sums (<y,z> came with them) */
     PetscCall(KSPFusedCUDAApplyPC(ksp, &cg->fused, v.y, v.w));
     PetscCallFusedCUDA(FusedPCGProductPreconditioned(cg->fused.work.cuda, &v));
     PetscCallFusedCUDA(FusedCUDAGetSums(cg->fused.work.cuda, 0, PCG_NSUMS, partial));

@@ -101,8 +101,8 @@ static PetscErrorCode PCGFusedProduct_Reference(KSP ksp, KSP_PCGFused *cg, Petsc
   KSPFused          *fused = &cg->fused;
   Mat                Amat;
   PetscInt           n, i;
-  const PetscScalar *p, *y, *d = NULL, *w = NULL;
-  PetscScalar        py = 0.0, yw = 0.0;
+  const PetscScalar *p, *y, *r, *d = NULL, *w = NULL, *zh = NULL;
+  PetscScalar        py = 0.0, yw = 0.0, yz = 0.0;
 
   PetscFunctionBegin;
   PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
@@ -111,20 +111,31 @@ static PetscErrorCode PCGFusedProduct_Reference(KSP ksp, KSP_PCGFused *cg, Petsc
   PetscCall(VecGetLocalSize(cg->y, &n));
   PetscCall(VecGetArrayRead(cg->p, &p));
   PetscCall(VecGetArrayRead(cg->y, &y));
+  PetscCall(VecGetArrayRead(cg->r, &r));
   if (fused->pcplace == KSP_FUSED_PC_JACOBI) PetscCall(VecGetArrayRead(fused->dinv, &d));
-  if (fused->pcplace == KSP_FUSED_PC_HOST) PetscCall(VecGetArrayRead(cg->w, &w));
+  if (fused->pcplace == KSP_FUSED_PC_HOST) {
+    PetscCall(VecGetArrayRead(cg->w, &w));
+    PetscCall(VecGetArrayRead(cg->z, &zh));
+  }
   for (i = 0; i < n; i++) {
     const PetscScalar wi = w ? w[i] : (d ? d[i] * y[i] : y[i]);
+    const PetscScalar zi = zh ? zh[i] : (d ? d[i] * r[i] : r[i]);
     py += p[i] * y[i];
     yw += y[i] * wi;
+    yz += y[i] * zi;
   }
-  if (w) PetscCall(VecRestoreArrayRead(cg->w, &w));
+  if (w) {
+    PetscCall(VecRestoreArrayRead(cg->w, &w));
+    PetscCall(VecRestoreArrayRead(cg->z, &zh));
+  }
   if (d) PetscCall(VecRestoreArrayRead(fused->dinv, &d));
+  PetscCall(VecRestoreArrayRead(cg->r, &r));
   PetscCall(VecRestoreArrayRead(cg->y, &y));
   PetscCall(VecRestoreArrayRead(cg->p, &p));
   partial[PCG_PY] = py;
   partial[PCG_YW] = yw;
-  PetscCall(PetscLogFlops(5.0 * n));
+  partial[PCG_YZ] = yz;
+  PetscCall(PetscLogFlops(7.0 * n));
   PetscFunctionReturn(0);
 }
 

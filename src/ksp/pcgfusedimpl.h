@@ -1,15 +1,25 @@
 /* pcgfused: pipelined CG of Rupp et al. (2015, Algorithm 2). Two fused steps
    per iteration and one synchronization point carrying <r,z>, the norm,
-   <p,y> and <y,w>; the residual product of the next iteration comes from
-   rz' = alpha^2 <y,w> - rz, so p can be updated in the same pass as r. */
+   <p,y>, <y,w> and <y,z>; the residual product of the next iteration comes
+   from rz' = rz - 2 alpha <y,z> + alpha^2 <y,w>, so p can be updated in the
+   same pass as r. (Rupp's rz' = alpha^2 <y,w> - rz takes <y,z> = <p,y>,
+   which holds only for a symmetric A: with a nonsymmetric one, such as kept
+   Dirichlet rows, it cost a third more iterations than PETSc's cg.) */
 #ifndef PCGFUSEDIMPL_H
 #define PCGFUSEDIMPL_H
 #include "ksp/fusedimpl.h"
 
 /* Partial sums of the synchronization point, in this order */
-enum { PCG_RZ, PCG_NORM, PCG_PY, PCG_YW, PCG_NSUMS };
+enum { PCG_RZ, PCG_NORM, PCG_PY, PCG_YW, PCG_YZ, PCG_NSUMS };
 
 typedef struct _KSP_PCGFused KSP_PCGFused;
+
+/* beta = <r',z'>/<r,z> from the sums of the last synchronization point,
+   with r' = r - alpha y and z' = z - alpha w (the device computes the same) */
+static inline PetscScalar PCGFusedBeta(PetscScalar rz, PetscScalar alpha, PetscScalar yw, PetscScalar yz)
+{
+  return 1.0 + alpha * (alpha * yw - 2.0 * yz) / rz;
+}
 
 /* Each step is one pass over the vectors; partial[] receives this rank's sums. */
 typedef struct {
@@ -17,7 +27,7 @@ typedef struct {
   PetscErrorCode (*start)(KSP, KSP_PCGFused *, PetscScalar partial[]);
   /* x += alpha p, r -= alpha y, z -= alpha w, p = z + beta p; partial RZ and NORM */
   PetscErrorCode (*update)(KSP, KSP_PCGFused *, PetscScalar alpha, PetscScalar beta, PetscScalar partial[]);
-  /* y = A p, w = B y; partial PY and YW */
+  /* y = A p, w = B y; partial PY, YW and YZ */
   PetscErrorCode (*product)(KSP, KSP_PCGFused *, PetscScalar partial[]);
   /* iterations it0+1.. without the host, until the test or a check needs it
      (NULL: no such loop); *its is that iteration, sums[] its sums */
