@@ -148,6 +148,9 @@ typedef struct {
 int FusedPBCGSStart(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, int guess_zero);
 int FusedPBCGSProductP(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v);
 int FusedPBCGSRestart(FusedCUDA ctx, const FusedPBCGSVecs *v);
+/* with the PC applied between kernels: the sums of the products' outputs */
+int FusedPBCGSSumsP(FusedCUDA ctx, const FusedPBCGSVecs *v);
+int FusedPBCGSSumsS(FusedCUDA ctx, const FusedPBCGSVecs *v);
 int FusedPBCGSUpdateS(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha);
 int FusedPBCGSProductS(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v);
 int FusedPBCGSUpdateXRP(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, double omega, double beta);

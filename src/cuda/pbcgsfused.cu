@@ -155,6 +155,31 @@ __global__ void PBCGSProductPKernel(FusedMatView A, FusedPBCGSVecs v, double *pa
   }
 }
 
+/* With the PC applied between kernels: VR0 = <v,r0*> once the PC made
+   v = B (A p) from the product (PBCGSProductPKernel without d, into w) */
+__global__ void PBCGSSumsPKernel(int n, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[1] = {0.0};
+  FUSED_GRID_LOOP(i, n) acc[0] += v.v[i] * v.rstar[i];
+  FusedReduce<1>(acc, partials, sums, ticket, VR0);
+}
+
+/* The same for t = B (A s): TT, TS, TR0, SR0, SS */
+__global__ void PBCGSSumsSKernel(int n, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+  FUSED_GRID_LOOP(i, n)
+  {
+    const double s = v.s[i], t = v.t[i], r0 = v.rstar[i];
+    acc[0] += t * t;
+    acc[1] += t * s;
+    acc[2] += t * r0;
+    acc[3] += s * r0;
+    acc[4] += s * s;
+  }
+  FusedReduce<5>(acc, partials, sums, ticket, TT);
+}
+
 /* s = r - alpha v (the host-driven steps; the device loop makes s in PBCGSProductSKernel) */
 __global__ void PBCGSUpdateSKernel(int n, FusedPBCGSVecs v, double alpha)
 {
@@ -311,6 +336,20 @@ extern "C" int FusedPBCGSStart(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVec
 {
   PBCGSStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSStartKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSSumsP(FusedCUDA ctx, const FusedPBCGSVecs *v)
+{
+  PBCGSSumsPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSSumsPKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSSumsS(FusedCUDA ctx, const FusedPBCGSVecs *v)
+{
+  PBCGSSumsSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSSumsSKernel");
   return FUSED_CUDA_OK;
 }
 

@@ -165,7 +165,7 @@ static PetscErrorCode KSPSolve_PBCGSFused(KSP ksp)
    these restarts.
 
    Left preconditioning with the preconditioned norm (the default of `KSPBCGS`) or no norm. `PCNONE` and `PCJACOBI`
-   are fused; any other `PC` runs through `PCApply()`.
+   are fused; any other `PC` runs through `PCApply()`: in a PETSc with CUDA on the device, between the fused steps.
 
    Level: intermediate
 
@@ -181,6 +181,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PBCGSFused(KSP ksp)
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 3));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
   PetscCall(KSPFusedComposeBackend(ksp, &bcgs->fused, "pipelined BiCGStab (Rupp et al. 2015): 4 fused steps and 2 packed reductions per iteration"));
+  bcgs->fused.device_pc = PETSC_TRUE;
   /* measured on an H100: the cooperative kernel is faster up to 262,144 rows
      (29.7 against 42.1 us), the graph at 1M rows (116 against 147 us) */
   bcgs->fused.single_kernel_rows = 1 << 19;

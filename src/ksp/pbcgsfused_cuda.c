@@ -5,6 +5,8 @@
 /* workspace vectors after the Jacobi diagonal; device sums: the two
    reductions one after the other, then omega and beta of the device loop */
 enum { BCGS_VEC_X = 1, BCGS_VEC_B, BCGS_VEC_R, BCGS_VEC_RSTAR, BCGS_VEC_P, BCGS_VEC_V, BCGS_VEC_S, BCGS_VEC_T, BCGS_NVECS };
+/* with the PC applied between kernels: the products' output before the PC */
+enum { BCGS_VEC_W = BCGS_NVECS, BCGS_NVECS_STORED };
 #define BCGS_DEVICE_SUMS (BCGS_NSUMS1 + BCGS_NSUMS2 + 2)
 
 static FusedPBCGSVecs PBCGSFusedDeviceVecs(KSP_PBCGSFused *bcgs)
@@ -24,6 +26,12 @@ static FusedPBCGSVecs PBCGSFusedDeviceVecs(KSP_PBCGSFused *bcgs)
   return v;
 }
 
+/* The PC between kernels writes into the solver's own device vectors */
+static PetscBool PBCGSFusedDevicePC(KSP_PBCGSFused *bcgs)
+{
+  return (PetscBool)(bcgs->fused.pcplace == KSP_FUSED_PC_DEVICE);
+}
+
 static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar partial1[])
 {
   KSPFused      *fused = &bcgs->fused;
@@ -31,11 +39,19 @@ static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscS
 
   PetscFunctionBegin;
   (void)partial1; /* delivered by product_p */
-  PetscCall(KSPFusedCUDAPrepare(ksp, fused, BCGS_NVECS, BCGS_DEVICE_SUMS, "pbcgsfused"));
+  PetscCall(KSPFusedCUDAPrepare(ksp, fused, PBCGSFusedDevicePC(bcgs) ? BCGS_NVECS_STORED : BCGS_NVECS, BCGS_DEVICE_SUMS, "pbcgsfused"));
   v = PBCGSFusedDeviceVecs(bcgs);
   PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
   if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));
   PetscCallFusedCUDA(FusedPBCGSStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
+  if (PBCGSFusedDevicePC(bcgs)) {
+    /* the start made r = b - A x (no d): r = B r, then r0* = p = r with RR and RR0 */
+    double *w = FusedCUDAVec(fused->work.cuda, BCGS_VEC_W);
+
+    PetscCall(KSPFusedCUDAApplyPC(ksp, fused, v.r, w));
+    PetscCallFusedCUDA(FusedCUDACopy(fused->work.cuda, v.r, w, (int)fused->work.n));
+    PetscCallFusedCUDA(FusedPBCGSRestart(fused->work.cuda, &v));
+  }
   PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz)));
   PetscFunctionReturn(0);
 }
@@ -45,9 +61,16 @@ static PetscErrorCode PBCGSFusedProductP_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Pet
   FusedPBCGSVecs v = PBCGSFusedDeviceVecs(bcgs);
 
   PetscFunctionBegin;
-  (void)ksp;
   PetscCall(FusedDeviceGhosts(&bcgs->fused.op, &bcgs->fused.work, v.p));
-  PetscCallFusedCUDA(FusedPBCGSProductP(bcgs->fused.work.cuda, bcgs->fused.op.mat, &v));
+  if (PBCGSFusedDevicePC(bcgs)) {
+    /* w = A p, v = B w, then <v,r0*> */
+    FusedPBCGSVecs vw = v;
+
+    vw.v = FusedCUDAVec(bcgs->fused.work.cuda, BCGS_VEC_W);
+    PetscCallFusedCUDA(FusedPBCGSProductP(bcgs->fused.work.cuda, bcgs->fused.op.mat, &vw));
+    PetscCall(KSPFusedCUDAApplyPC(ksp, &bcgs->fused, vw.v, v.v));
+    PetscCallFusedCUDA(FusedPBCGSSumsP(bcgs->fused.work.cuda, &v));
+  } else PetscCallFusedCUDA(FusedPBCGSProductP(bcgs->fused.work.cuda, bcgs->fused.op.mat, &v));
   PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.work.cuda, 0, BCGS_NSUMS1, partial1));
   PetscCall(PetscLogFlops(3.0 * bcgs->fused.work.n + 2.0 * bcgs->fused.op.nnz));
   PetscFunctionReturn(0);
@@ -69,9 +92,16 @@ static PetscErrorCode PBCGSFusedProductS_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Pet
   FusedPBCGSVecs v = PBCGSFusedDeviceVecs(bcgs);
 
   PetscFunctionBegin;
-  (void)ksp;
   PetscCall(FusedDeviceGhosts(&bcgs->fused.op, &bcgs->fused.work, v.s));
-  PetscCallFusedCUDA(FusedPBCGSProductS(bcgs->fused.work.cuda, bcgs->fused.op.mat, &v));
+  if (PBCGSFusedDevicePC(bcgs)) {
+    /* w = A s, t = B w, then the five sums */
+    FusedPBCGSVecs vw = v;
+
+    vw.t = FusedCUDAVec(bcgs->fused.work.cuda, BCGS_VEC_W);
+    PetscCallFusedCUDA(FusedPBCGSProductS(bcgs->fused.work.cuda, bcgs->fused.op.mat, &vw));
+    PetscCall(KSPFusedCUDAApplyPC(ksp, &bcgs->fused, vw.t, v.t));
+    PetscCallFusedCUDA(FusedPBCGSSumsS(bcgs->fused.work.cuda, &v));
+  } else PetscCallFusedCUDA(FusedPBCGSProductS(bcgs->fused.work.cuda, bcgs->fused.op.mat, &v));
   PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.work.cuda, BCGS_NSUMS1, BCGS_NSUMS2, partial2));
   PetscCall(PetscLogFlops(11.0 * bcgs->fused.work.n + 2.0 * bcgs->fused.op.nnz));
   PetscFunctionReturn(0);
