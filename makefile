@@ -60,7 +60,7 @@ LIB_OBJ := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_C)) $(patsubst src/%.cu,$(BUILD
 HEADERS := $(wildcard include/*.h src/*.h src/ksp/*.h src/mat/*.h src/device/*.h src/cuda/*.h src/cuda/*.cuh)
 
 LIB      := $(LIBDIR)/libpetscfused.so
-EXAMPLES := $(BUILD)/examples/solve $(BUILD)/examples/bench $(BUILD)/examples/spmv $(BUILD)/examples/grid_sums
+EXAMPLES := $(BUILD)/examples/solve $(BUILD)/examples/bench $(BUILD)/examples/transient $(BUILD)/examples/spmv $(BUILD)/examples/grid_sums
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 # every object is rebuilt when the PETSc it was built against changes
 STAMP    := $(BUILD)/petsc-dir.stamp
@@ -104,6 +104,10 @@ $(BUILD)/examples/solve: examples/solve.c examples/problems.c examples/problems.
 $(BUILD)/examples/bench: examples/bench.c examples/problems.c examples/problems.h $(LIB) $(STAMP)
 	@mkdir -p $(dir $@)
 	$(PCC) $(CFLAGS) -Iexamples examples/bench.c examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB)
+
+$(BUILD)/examples/transient: examples/transient.c examples/problems.c examples/problems.h $(LIB) $(STAMP)
+	@mkdir -p $(dir $@)
+	$(PCC) $(CFLAGS) -Iexamples examples/transient.c examples/problems.c -o $@ $(LIB_LINK) $(PETSC_LIB)
 
 # The SpMV benchmark calls cuSPARSE itself, to time it beside our storage
 $(BUILD)/examples/spmv: examples/spmv.c examples/problems.c examples/problems.h $(LIB) $(STAMP)
