@@ -173,6 +173,7 @@ int main(int argc, char **argv)
   char        reason[256], devname[256] = "none";
   PetscMPIInt size;
 
+  if (ProblemPreInitialize()) return 1;
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(PetscFusedInitializePackage());
   PetscCall(ProblemIgnoreKSPType("bench", "choose methods with -methods"));

@@ -1,4 +1,7 @@
 #include "problems.h"
+#if defined(OPEN_MPI) && OPEN_MPI
+  #include <mpi-ext.h> /* MPIX_CUDA_AWARE_SUPPORT */
+#endif
 
 const char *const ProblemTypes[] = {"lap2d", "lap3d", "convdiff", "neumann2d", "kept3d", "jump2d", "aniso2d", "ProblemType", "PROBLEM_", NULL};
 
@@ -369,6 +372,16 @@ PetscErrorCode ProblemBackendLabel(KSP ksp, char *label, size_t len)
   if (PetscMemTypeDevice(mtype)) PetscCall(PetscStrncpy(label, "GPU (PETSc)", len));
   else PetscCall(PetscStrncpy(label, devmat ? "CPU + GPU Mat" : "CPU (PETSc)", len));
   PetscFunctionReturn(0);
+}
+
+PetscErrorCode ProblemPreInitialize(void)
+{
+#if defined(PETSC_HAVE_CUDA) && !(defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT)
+  /* set first, so that the command line and PETSC_OPTIONS, read by PetscInitialize(), override it */
+  return PetscOptionsSetValue(NULL, "-use_gpu_aware_mpi", "0");
+#else
+  return 0;
+#endif
 }
 
 PetscErrorCode ProblemPreferDevice(PetscBool *device)

@@ -59,6 +59,11 @@ PetscErrorCode ProblemIgnoreKSPType(const char *program, const char *instead);
    own, "GPU (PETSc)" where its vectors live on the device, "CPU + GPU Mat"
    where only the operator is a device type, else "CPU (PETSc)". */
 PetscErrorCode ProblemBackendLabel(KSP ksp, char *label, size_t len);
+/* Before PetscInitialize(), in a PETSc built with CUDA: an MPI that is not
+   built CUDA-aware makes PETSc abort at its first CUDA vector unless
+   -use_gpu_aware_mpi 0 is given, so the examples give it (the command line
+   and PETSC_OPTIONS still decide). Nothing elsewhere. */
+PetscErrorCode ProblemPreInitialize(void);
 /* In a PETSc built with CUDA, on a machine with a GPU, and unless -mat_type
    says otherwise: the problems are assembled as aijcusparse, so that their
    vectors are VECCUDA and PETSc's own methods run on the GPU beside ours.

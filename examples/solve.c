@@ -125,6 +125,7 @@ int main(int argc, char **argv)
   MatInfo        info;
   PetscMPIInt    size;
 
+  if (ProblemPreInitialize()) return 1;
   PetscCall(PetscInitialize(&argc, &argv, NULL, "petsc-fused: solve with the fused methods and PETSc's own\n"));
   PetscCall(PetscFusedInitializePackage());
   PetscCall(ProblemIgnoreKSPType("solve", "choose methods with -methods (ours or PETSc's, e.g. -methods pcgfused,cg) and -compare"));

@@ -148,6 +148,7 @@ int main(int argc, char **argv)
   FILE          *csv = NULL;
   const char    *defaults[] = {KSPPCGFUSED, KSPPBCGSFUSED, KSPPGMRESFUSED, KSPCG, KSPBCGS, KSPGMRES};
 
+  if (ProblemPreInitialize()) return 1;
   PetscCall(PetscInitialize(&argc, &argv, NULL, "petsc-fused: backward-Euler heat equation, one solve per time step\n"));
   PetscCall(PetscFusedInitializePackage());
   PetscCall(ProblemIgnoreKSPType("transient", "choose methods with -methods"));

@@ -135,6 +135,9 @@ extern "C" int FusedCUDADestroy(FusedCUDA *pctx)
   if (ctx->method_state_host) FREE(cudaFreeHost(ctx->method_state_host));
   if (ctx->sums_host) FREE(cudaFreeHost(ctx->sums_host));
   if (ctx->coef_host) FREE(cudaFreeHost(ctx->coef_host));
+  if (ctx->stage_host) FREE(cudaFreeHost(ctx->stage_host));
+  for (int h = 0; h < 2; h++)
+    if (ctx->stage_done[h]) FREE(cudaEventDestroy(ctx->stage_done[h]));
   if (ctx->post) FREE(cudaFreeHost(ctx->post));
   if (ctx->joined) FREE(cudaEventDestroy(ctx->joined));
   if (ctx->stream) FREE(cudaStreamDestroy(ctx->stream));
@@ -150,19 +153,67 @@ extern "C" double *FusedCUDAVec(FusedCUDA ctx, int i)
   return ctx->vecs + (size_t)i * (size_t)ctx->n;
 }
 
+/* Host vectors (PETSc's pageable arrays) go through two pinned halves in
+   chunks: the host copies chunk k into one half while the device copies
+   chunk k-1 out of the other. Below FUSED_STAGE_MIN doubles a plain copy
+   costs less than the pipeline's steps. */
+#define FUSED_STAGE_CHUNK (1 << 18) /* doubles: 2 MB per half */
+#define FUSED_STAGE_MIN   (1 << 15)
+
+static int EnsureStage(FusedCUDA ctx)
+{
+  if (ctx->stage_host) return FUSED_CUDA_OK;
+  FUSED_CUDA_CHECK(cudaMallocHost((void **)&ctx->stage_host, sizeof(double) * 2 * FUSED_STAGE_CHUNK));
+  for (int h = 0; h < 2; h++) FUSED_CUDA_CHECK(cudaEventCreateWithFlags(&ctx->stage_done[h], cudaEventDisableTiming));
+  return FUSED_CUDA_OK;
+}
+
 extern "C" int FusedCUDAUpload(FusedCUDA ctx, double *dst, const double *host, int n)
 {
   if (n <= 0) return FUSED_CUDA_OK;
-  FUSED_CUDA_CHECK(cudaMemcpyAsync(dst, host, sizeof(double) * n, cudaMemcpyHostToDevice, ctx->stream));
-  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream)); /* host memory may be pageable and reused at once */
+  if (n < FUSED_STAGE_MIN) {
+    FUSED_CUDA_CHECK(cudaMemcpyAsync(dst, host, sizeof(double) * n, cudaMemcpyHostToDevice, ctx->stream));
+    FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream)); /* host memory may be pageable and reused at once */
+    return FUSED_CUDA_OK;
+  }
+  if (int err = EnsureStage(ctx)) return err;
+  for (int off = 0, k = 0; off < n; off += FUSED_STAGE_CHUNK, k++) {
+    const int len  = n - off < FUSED_STAGE_CHUNK ? n - off : FUSED_STAGE_CHUNK;
+    double   *half = ctx->stage_host + (size_t)(k & 1) * FUSED_STAGE_CHUNK;
+    FUSED_CUDA_CHECK(cudaEventSynchronize(ctx->stage_done[k & 1])); /* the last copy out of this half (this call's or an earlier one's) is done */
+    memcpy(half, host + off, sizeof(double) * len);
+    FUSED_CUDA_CHECK(cudaMemcpyAsync(dst + off, half, sizeof(double) * len, cudaMemcpyHostToDevice, ctx->stream));
+    FUSED_CUDA_CHECK(cudaEventRecord(ctx->stage_done[k & 1], ctx->stream));
+  }
+  /* the caller's array is free to change now; the halves are waited for at their next use */
   return FUSED_CUDA_OK;
 }
 
 extern "C" int FusedCUDADownload(FusedCUDA ctx, double *host, const double *src, int n)
 {
+  int nchunks;
   if (n <= 0) return FusedCUDASynchronize(ctx);
-  FUSED_CUDA_CHECK(cudaMemcpyAsync(host, src, sizeof(double) * n, cudaMemcpyDeviceToHost, ctx->stream));
-  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  if (n < FUSED_STAGE_MIN) {
+    FUSED_CUDA_CHECK(cudaMemcpyAsync(host, src, sizeof(double) * n, cudaMemcpyDeviceToHost, ctx->stream));
+    FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+    return FUSED_CUDA_OK;
+  }
+  if (int err = EnsureStage(ctx)) return err;
+  nchunks = (n + FUSED_STAGE_CHUNK - 1) / FUSED_STAGE_CHUNK;
+  /* the device fills chunk k+1 into one half while the host copies chunk k out of the other */
+  for (int k = 0; k <= nchunks; k++) {
+    if (k < nchunks) {
+      const int off = k * FUSED_STAGE_CHUNK, len = n - off < FUSED_STAGE_CHUNK ? n - off : FUSED_STAGE_CHUNK;
+      /* the host copied chunk k-2 out of this half in the last pass; earlier calls' copies are ordered on the stream */
+      FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->stage_host + (size_t)(k & 1) * FUSED_STAGE_CHUNK, src + off, sizeof(double) * len, cudaMemcpyDeviceToHost, ctx->stream));
+      FUSED_CUDA_CHECK(cudaEventRecord(ctx->stage_done[k & 1], ctx->stream));
+    }
+    if (k >= 1) {
+      const int j = k - 1, off = j * FUSED_STAGE_CHUNK, len = n - off < FUSED_STAGE_CHUNK ? n - off : FUSED_STAGE_CHUNK;
+      FUSED_CUDA_CHECK(cudaEventSynchronize(ctx->stage_done[j & 1]));
+      memcpy(host + off, ctx->stage_host + (size_t)(j & 1) * FUSED_STAGE_CHUNK, sizeof(double) * len);
+    }
+  }
   return FUSED_CUDA_OK;
 }
 

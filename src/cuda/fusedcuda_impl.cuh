@@ -131,6 +131,8 @@ struct FusedCUDA_s {
   FusedPost      *post;       /* pinned, written by kernels */
   unsigned int    post_seq;   /* the number of the last post asked for */
   double         *coef_host;  /* pinned staging of coefficients going to the device */
+  double         *stage_host; /* pinned staging of host vectors: two halves of FUSED_STAGE_CHUNK doubles, made at the first large copy */
+  cudaEvent_t     stage_done[2]; /* the copy out of (into) each half has finished */
   FusedLoopState *state;
   double         *hist;     /* residual norm of every device-loop iteration */
   int             hist_len;
