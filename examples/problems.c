@@ -5,6 +5,21 @@
 
 const char *const ProblemTypes[] = {"lap2d", "lap3d", "convdiff", "neumann2d", "kept3d", "jump2d", "aniso2d", "ProblemType", "PROBLEM_", NULL};
 
+/* An N x N matrix of the -mat_type asked for, preallocated for rows of at
+   most diag entries in the diagonal block and offdiag outside it (other
+   types get their default preallocation) */
+PetscErrorCode ProblemMatCreate(MPI_Comm comm, PetscInt N, PetscInt diag, PetscInt offdiag, Mat *A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCreate(comm, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N, N));
+  PetscCall(MatSetFromOptions(*A));
+  PetscCall(MatSeqAIJSetPreallocation(*A, diag, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*A, diag, NULL, offdiag, NULL));
+  PetscCall(MatSetUp(*A));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode ProblemCreateStencil2D(MPI_Comm comm, PetscInt n, PetscBool convect, PetscBool neumann, Mat *A)
 {
   PetscInt  N = n * n, rstart, rend, row;
@@ -20,12 +35,7 @@ static PetscErrorCode ProblemCreateStencil2D(MPI_Comm comm, PetscInt n, PetscBoo
   if (set) cell = peclet / (n + 1);
   cx = convect ? 2.0 * cell : 0.0;
   cy = convect ? cell : 0.0;
-  PetscCall(MatCreate(comm, A));
-  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N, N));
-  PetscCall(MatSetFromOptions(*A));
-  PetscCall(MatSeqAIJSetPreallocation(*A, 5, NULL));
-  PetscCall(MatMPIAIJSetPreallocation(*A, 5, NULL, 2, NULL));
-  PetscCall(MatSetUp(*A)); /* other types (baij, ...) get their default preallocation */
+  PetscCall(ProblemMatCreate(comm, N, 5, 2, A));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
   for (row = rstart; row < rend; row++) {
     PetscInt    i = row % n, j = row / n, cols[5], nc = 0;
@@ -52,12 +62,7 @@ static PetscErrorCode ProblemCreateLap3D(MPI_Comm comm, PetscInt n, Mat *A)
   PetscInt N = n * n * n, rstart, rend, row;
 
   PetscFunctionBegin;
-  PetscCall(MatCreate(comm, A));
-  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N, N));
-  PetscCall(MatSetFromOptions(*A));
-  PetscCall(MatSeqAIJSetPreallocation(*A, 7, NULL));
-  PetscCall(MatMPIAIJSetPreallocation(*A, 7, NULL, 4, NULL));
-  PetscCall(MatSetUp(*A)); /* other types (baij, ...) get their default preallocation */
+  PetscCall(ProblemMatCreate(comm, N, 7, 4, A));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
   for (row = rstart; row < rend; row++) {
     PetscInt    i = row % n, j = (row / n) % n, k = row / (n * n), cols[7], nc = 0;
@@ -87,12 +92,7 @@ static PetscErrorCode ProblemCreateKept3D(MPI_Comm comm, PetscInt n, Mat *A)
   PetscFunctionBegin;
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-problem_dirichlet_scale", &scale, NULL));
   PetscCheck(scale > 0.0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-problem_dirichlet_scale %g must be positive", (double)scale);
-  PetscCall(MatCreate(comm, A));
-  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N, N));
-  PetscCall(MatSetFromOptions(*A));
-  PetscCall(MatSeqAIJSetPreallocation(*A, 7, NULL));
-  PetscCall(MatMPIAIJSetPreallocation(*A, 7, NULL, 4, NULL));
-  PetscCall(MatSetUp(*A));
+  PetscCall(ProblemMatCreate(comm, N, 7, 4, A));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
   for (row = rstart; row < rend; row++) {
     PetscInt    i = row % n, j = (row / n) % n, k = row / (n * n), cols[7], nc = 0;
@@ -123,12 +123,7 @@ static PetscErrorCode ProblemCreateCoefficient2D(MPI_Comm comm, PetscInt n, Pets
   PetscInt N = n * n, rstart, rend, row, side = n / 4 > 0 ? n / 4 : 1;
 
   PetscFunctionBegin;
-  PetscCall(MatCreate(comm, A));
-  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N, N));
-  PetscCall(MatSetFromOptions(*A));
-  PetscCall(MatSeqAIJSetPreallocation(*A, 5, NULL));
-  PetscCall(MatMPIAIJSetPreallocation(*A, 5, NULL, 2, NULL));
-  PetscCall(MatSetUp(*A));
+  PetscCall(ProblemMatCreate(comm, N, 5, 2, A));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
   for (row = rstart; row < rend; row++) {
     const PetscInt i = row % n, j = row / n;

@@ -17,6 +17,9 @@ typedef enum {
 } ProblemType;
 extern const char *const ProblemTypes[];
 
+/* An N x N matrix of the -mat_type given (MatSetFromOptions), preallocated
+   for diag entries per row in the diagonal block and offdiag outside it */
+PetscErrorCode ProblemMatCreate(MPI_Comm, PetscInt N, PetscInt diag, PetscInt offdiag, Mat *);
 /* n points per side; the matrix is distributed over comm by rows. Options:
    -problem_negate (every problem times -1: negative definite from SPD),
    -problem_peclet Pe (convdiff: the global Peclet number in x, half of it

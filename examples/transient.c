@@ -25,12 +25,7 @@ static PetscErrorCode HeatMatrix(PetscInt dim, PetscInt n, PetscReal c, Mat *A)
   PetscInt N = dim == 2 ? n * n : n * n * n, rstart, rend, row;
 
   PetscFunctionBegin;
-  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
-  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N, N));
-  PetscCall(MatSetFromOptions(*A));
-  PetscCall(MatSeqAIJSetPreallocation(*A, 2 * dim + 1, NULL));
-  PetscCall(MatMPIAIJSetPreallocation(*A, 2 * dim + 1, NULL, 2 * dim, NULL));
-  PetscCall(MatSetUp(*A));
+  PetscCall(ProblemMatCreate(PETSC_COMM_WORLD, N, 2 * dim + 1, 2 * dim, A));
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
   for (row = rstart; row < rend; row++) {
     PetscInt    idx[3] = {row % n, (row / n) % n, dim == 3 ? row / (n * n) : 0}, stride[3] = {1, n, n * n}, cols[7], nc = 0, d;

@@ -2,38 +2,6 @@
    the oracle for the CUDA kernels. */
 #include "ksp/pbcgsfusedimpl.h"
 
-static PetscErrorCode PBCGSFusedStart_Reference(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar partial1[])
-{
-  Mat                Amat;
-  PetscInt           n, i;
-  const PetscScalar *r;
-  PetscScalar       *rstar, *p, rr = 0.0;
-
-  PetscFunctionBegin;
-  PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
-  if (ksp->guess_zero) PetscCall(VecCopy(ksp->vec_rhs, bcgs->tmp));
-  else {
-    PetscCall(MatMult(Amat, ksp->vec_sol, bcgs->tmp));
-    PetscCall(VecAYPX(bcgs->tmp, -1.0, ksp->vec_rhs));
-  }
-  PetscCall(KSPFusedApplyPC_Reference(ksp, &bcgs->fused, bcgs->tmp, bcgs->r));
-  PetscCall(VecGetLocalSize(bcgs->r, &n));
-  PetscCall(VecGetArrayRead(bcgs->r, &r));
-  PetscCall(VecGetArrayWrite(bcgs->rstar, &rstar));
-  PetscCall(VecGetArrayWrite(bcgs->p, &p));
-  for (i = 0; i < n; i++) {
-    rstar[i] = p[i] = r[i];
-    rr += r[i] * r[i];
-  }
-  PetscCall(VecRestoreArrayWrite(bcgs->p, &p));
-  PetscCall(VecRestoreArrayWrite(bcgs->rstar, &rstar));
-  PetscCall(VecRestoreArrayRead(bcgs->r, &r));
-  partial1[BCGS_RR]  = rr;
-  partial1[BCGS_RR0] = rr;
-  PetscCall(PetscLogFlops(2.0 * n));
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode PBCGSFusedRestart_Reference(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar partial1[])
 {
   PetscInt           n, i;
@@ -56,6 +24,23 @@ static PetscErrorCode PBCGSFusedRestart_Reference(KSP ksp, KSP_PBCGSFused *bcgs,
   partial1[BCGS_RR]  = rr;
   partial1[BCGS_RR0] = rr;
   PetscCall(PetscLogFlops(2.0 * n));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PBCGSFusedStart_Reference(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar partial1[])
+{
+  Mat Amat;
+
+  PetscFunctionBegin;
+  PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
+  if (ksp->guess_zero) PetscCall(VecCopy(ksp->vec_rhs, bcgs->tmp));
+  else {
+    PetscCall(MatMult(Amat, ksp->vec_sol, bcgs->tmp));
+    PetscCall(VecAYPX(bcgs->tmp, -1.0, ksp->vec_rhs));
+  }
+  PetscCall(KSPFusedApplyPC_Reference(ksp, &bcgs->fused, bcgs->tmp, bcgs->r));
+  /* r0* = p = r, as a restart makes them */
+  PetscCall(PBCGSFusedRestart_Reference(ksp, bcgs, partial1));
   PetscFunctionReturn(0);
 }
 
