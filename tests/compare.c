@@ -140,6 +140,7 @@ int main(int argc, char **argv)
   char        method[16] = "cg", file[PETSC_MAX_PATH_LEN] = "", fused[32], base[32];
   ProblemType problem    = PROBLEM_LAP2D;
   PetscInt    n = 32, slack = 2, starts_max = -1;
+  PetscReal   rtol = 1e-8; /* as SolveWith() sets it, unless -ksp_rtol */
   char        against[16] = "petsc";
   PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set;
   PetscBool   expect_no_copies = PETSC_FALSE, resolve = PETSC_FALSE, expect_backend_set, robust = PETSC_FALSE, attainable = PETSC_FALSE;
@@ -249,10 +250,8 @@ int main(int argc, char **argv)
     ok = PETSC_FALSE;
   }
 
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-ksp_rtol", &rtol, NULL)); /* SolveWith()'s 1e-8 unless given */
   if (breaks_down) {
-    PetscReal rtol = 1e-8;
-
-    PetscCall(PetscOptionsGetReal(NULL, NULL, "-ksp_rtol", &rtol, NULL));
     if (rb.reason != KSP_DIVERGED_BREAKDOWN) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: the baseline %s was to break down\n", base));
       ok = PETSC_FALSE;
@@ -268,13 +267,10 @@ int main(int argc, char **argv)
       ok = PETSC_FALSE;
     }
   } else if (robust) {
-    PetscReal rtol;
     PetscInt  extra;
     PetscBool is_bcgs;
 
     PetscCall(PetscStrcmp(method, "bcgs", &is_bcgs));
-    rtol = 1e-8;
-    PetscCall(PetscOptionsGetReal(NULL, NULL, "-ksp_rtol", &rtol, NULL));
     extra = (PetscInt)PetscCeilReal((is_bcgs ? 0.15 : 0.05) * rb.its);
     extra = PetscMax(2, extra);
     if (rb.reason <= 0) {

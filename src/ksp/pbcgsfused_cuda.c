@@ -43,15 +43,15 @@ static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscS
   v = PBCGSFusedDeviceVecs(bcgs);
   PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
   if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));
-  PetscCallFusedCUDA(FusedPBCGSStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
   if (PBCGSFusedDevicePC(bcgs)) {
-    /* the start made r = b - A x (no d): r = B r, then r0* = p = r with RR and RR0 */
-    double *w = FusedCUDAVec(fused->work.cuda, BCGS_VEC_W);
+    /* w = b - A x (the start without d), r = B w, then r0* = p = r with RR and RR0 */
+    FusedPBCGSVecs vw = v;
 
-    PetscCall(KSPFusedCUDAApplyPC(ksp, fused, v.r, w));
-    PetscCallFusedCUDA(FusedCUDACopy(fused->work.cuda, v.r, w, (int)fused->work.n));
+    vw.r = FusedCUDAVec(fused->work.cuda, BCGS_VEC_W);
+    PetscCallFusedCUDA(FusedPBCGSStart(fused->work.cuda, fused->op.mat, &vw, ksp->guess_zero ? 1 : 0));
+    PetscCall(KSPFusedCUDAApplyPC(ksp, fused, vw.r, v.r));
     PetscCallFusedCUDA(FusedPBCGSRestart(fused->work.cuda, &v));
-  }
+  } else PetscCallFusedCUDA(FusedPBCGSStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
   PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz)));
   PetscFunctionReturn(0);
 }
