@@ -3,7 +3,7 @@
   #include <mpi-ext.h> /* MPIX_CUDA_AWARE_SUPPORT */
 #endif
 
-const char *const ProblemTypes[] = {"lap2d", "lap3d", "convdiff", "neumann2d", "kept3d", "jump2d", "aniso2d", "ProblemType", "PROBLEM_", NULL};
+const char *const ProblemTypes[] = {"lap2d", "lap3d", "convdiff", "neumann2d", "kept3d", "jump2d", "aniso2d", "arrow", "powerlaw", "ProblemType", "PROBLEM_", NULL};
 
 /* An N x N matrix of the -mat_type asked for, preallocated for rows of at
    most diag entries in the diagonal block and offdiag outside it (other
@@ -149,6 +149,104 @@ static PetscErrorCode ProblemCreateCoefficient2D(MPI_Comm comm, PetscInt n, Pets
   PetscFunctionReturn(0);
 }
 
+/* Rows with hubs (arrow, powerlaw): row r couples to r - 1 and r + 1 and,
+   for each hub k at row hub(k), hub k couples to the rows j != hub(k) with
+   j = k mod stride(k), both ways. Every coupling is -1 (a pair found twice
+   adds up, on both sides alike), the diagonal is 1 plus the row's
+   couplings: symmetric and strictly diagonally dominant. */
+typedef struct {
+  PetscInt n, hubs, s0;
+} Hubs;
+
+static PetscInt HubRow(const Hubs *h, PetscInt k)
+{
+  return k * (h->n / h->hubs);
+}
+
+static PetscInt HubStride(const Hubs *h, PetscInt k)
+{
+  return (k + 1) * h->s0;
+}
+
+static PetscBool HubCouples(const Hubs *h, PetscInt k, PetscInt j)
+{
+  return (PetscBool)(j != HubRow(h, k) && j % HubStride(h, k) == k % HubStride(h, k));
+}
+
+/* row's columns (with repeats) into cols, or only their count where cols is NULL */
+static PetscInt HubRowColumns(const Hubs *h, PetscInt row, PetscInt *cols)
+{
+  PetscInt nc = 0;
+  if (row > 0) { if (cols) cols[nc] = row - 1; nc++; }
+  if (row < h->n - 1) { if (cols) cols[nc] = row + 1; nc++; }
+  for (PetscInt k = 0; k < h->hubs; k++) {
+    if (HubCouples(h, k, row)) { if (cols) cols[nc] = HubRow(h, k); nc++; }
+    if (row == HubRow(h, k))
+      for (PetscInt j = k % HubStride(h, k); j < h->n; j += HubStride(h, k))
+        if (j != row) { if (cols) cols[nc] = j; nc++; }
+  }
+  return nc;
+}
+
+static PetscErrorCode ProblemCreateHubs(MPI_Comm comm, PetscInt n, PetscInt hubs, PetscInt longest, Mat *A)
+{
+  Hubs         h;
+  PetscInt     rstart, rend, room = 0, *cols = NULL, *dnz, *onz;
+  PetscScalar *vals = NULL;
+
+  PetscFunctionBegin;
+  PetscCheck(n >= 2, comm, PETSC_ERR_ARG_OUTOFRANGE, "-n %" PetscInt_FMT ": a matrix with hubs needs at least 2 rows", n);
+  PetscCheck(hubs >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-problem_hubs %" PetscInt_FMT " must be at least 1", hubs);
+  PetscCheck(longest >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-problem_longest %" PetscInt_FMT " must be at least 1", longest);
+  h.n    = n;
+  h.hubs = PetscMin(hubs, n);
+  h.s0   = PetscMax(1, n / longest);
+  {
+    PetscInt m = PETSC_DECIDE, N = n; /* the rows each rank owns, as PETSC_DECIDE splits them */
+    PetscCall(PetscSplitOwnership(comm, &m, &N));
+    PetscCallMPI(MPI_Scan(&m, &rend, 1, MPIU_INT, MPI_SUM, comm));
+    rstart = rend - m;
+    PetscCall(MatCreate(comm, A));
+    PetscCall(MatSetSizes(*A, m, m, n, n));
+    PetscCall(MatSetFromOptions(*A));
+  }
+  PetscCall(PetscCalloc2(rend - rstart + 1, &dnz, rend - rstart + 1, &onz));
+  /* two passes over the rows: the distinct columns for the preallocation, then the values */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+      PetscCall(MatSeqAIJSetPreallocation(*A, 0, dnz));
+      PetscCall(MatMPIAIJSetPreallocation(*A, 0, dnz, 0, onz));
+      PetscCall(MatSetUp(*A));
+    }
+    for (PetscInt row = rstart; row < rend; row++) {
+      PetscInt nc = HubRowColumns(&h, row, NULL);
+      if (nc + 1 > room) {
+        PetscCall(PetscFree2(cols, vals));
+        room = PetscMax(2 * room, nc + 1);
+        PetscCall(PetscMalloc2(room, &cols, room, &vals));
+      }
+      (void)HubRowColumns(&h, row, cols);
+      if (pass == 0) {
+        PetscCall(PetscSortRemoveDupsInt(&nc, cols));
+        dnz[row - rstart] = 1; /* the diagonal */
+        for (PetscInt c = 0; c < nc; c++) {
+          if (cols[c] >= rstart && cols[c] < rend) dnz[row - rstart]++;
+          else onz[row - rstart]++;
+        }
+      } else {
+        for (PetscInt c = 0; c < nc; c++) vals[c] = -1.0;
+        PetscCall(MatSetValues(*A, 1, &row, nc, cols, vals, ADD_VALUES));
+        PetscCall(MatSetValue(*A, row, row, 1.0 + (PetscScalar)nc, ADD_VALUES));
+      }
+    }
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscFree2(cols, vals));
+  PetscCall(PetscFree2(dnz, onz));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A)
 {
   PetscBool negate = PETSC_FALSE;
@@ -158,9 +256,9 @@ PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A
   PetscCheck(n >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "Problem size -n %" PetscInt_FMT " must be at least 1", n);
   {
     /* the rows, n^2 or n^3, must be a PetscInt */
-    const int      dim  = (type == PROBLEM_LAP3D || type == PROBLEM_KEPT3D) ? 3 : 2;
-    const double   rows = dim == 3 ? (double)n * n * n : (double)n * n;
-    const PetscInt most = dim == 3 ? 1290 : 46340;
+    const int      dim  = (type == PROBLEM_LAP3D || type == PROBLEM_KEPT3D) ? 3 : (type == PROBLEM_ARROW || type == PROBLEM_POWERLAW ? 1 : 2);
+    const double   rows = dim == 3 ? (double)n * n * n : (dim == 2 ? (double)n * n : (double)n);
+    const PetscInt most = dim == 3 ? 1290 : (dim == 2 ? 46340 : PETSC_MAX_INT);
 
     PetscCheck(rows <= (double)PETSC_MAX_INT, comm, PETSC_ERR_ARG_OUTOFRANGE, "Problem size -n %" PetscInt_FMT ": the %dD problem would have %.0f rows, more than a %d-bit PetscInt counts; at most -n %" PetscInt_FMT, n, dim, rows, (int)(8 * sizeof(PetscInt)), most);
   }
@@ -190,6 +288,15 @@ PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A
     PetscCheck(anisotropy > 0.0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-problem_anisotropy %g must be positive", (double)anisotropy);
     PetscCall(ProblemCreateCoefficient2D(comm, n, 1.0, anisotropy, A));
     break;
+  case PROBLEM_ARROW:
+    PetscCall(ProblemCreateHubs(comm, n, 1, n, A));
+    break;
+  case PROBLEM_POWERLAW: {
+    PetscInt hubs = 64, longest = 5000;
+    PetscCall(PetscOptionsGetInt(NULL, NULL, "-problem_hubs", &hubs, NULL));
+    PetscCall(PetscOptionsGetInt(NULL, NULL, "-problem_longest", &longest, NULL));
+    PetscCall(ProblemCreateHubs(comm, n, hubs, longest, A));
+  } break;
   }
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-problem_negate", &negate, NULL));
   if (negate) PetscCall(MatScale(*A, -1.0));

@@ -13,14 +13,18 @@ typedef enum {
                         keep their boundary columns, so the matrix is not symmetric */
   PROBLEM_JUMP2D,    /* 5-point diffusion whose coefficient is -problem_jump (default 1e6) in a
                         checkerboard of 4 x 4 squares and 1 elsewhere (harmonic means on faces): SPD */
-  PROBLEM_ANISO2D    /* -u_xx - e u_yy, e = -problem_anisotropy (default 1e-3): SPD */
+  PROBLEM_ANISO2D,   /* -u_xx - e u_yy, e = -problem_anisotropy (default 1e-3): SPD */
+  PROBLEM_ARROW,     /* n rows: a chain (1D Laplacian couplings) with row and column 0 dense; SPD */
+  PROBLEM_POWERLAW   /* n rows: the chain and -problem_hubs hubs (default 64) spread over the rows,
+                        hub k coupled to every (k+1) s-th row, s = n / -problem_longest (default
+                        5000): row lengths fall off as 1/k, the longest about 5000; SPD */
 } ProblemType;
 extern const char *const ProblemTypes[];
 
 /* An N x N matrix of the -mat_type given (MatSetFromOptions), preallocated
    for diag entries per row in the diagonal block and offdiag outside it */
 PetscErrorCode ProblemMatCreate(MPI_Comm, PetscInt N, PetscInt diag, PetscInt offdiag, Mat *);
-/* n points per side; the matrix is distributed over comm by rows. Options:
+/* n points per side (arrow, powerlaw: n rows); the matrix is distributed over comm by rows. Options:
    -problem_negate (every problem times -1: negative definite from SPD),
    -problem_peclet Pe (convdiff: the global Peclet number in x, half of it
    in y; without it the cell Peclet numbers are 0.5 and 0.25), and the

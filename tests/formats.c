@@ -93,6 +93,41 @@ static PetscErrorCode CheckMatrix(Mat A, const char *name, PetscBool *ok)
   PetscFunctionReturn(0);
 }
 
+/* The long rows the automatic layout finds in A's CSR part, against a count
+   made here from the row lengths: nlong of them (row 0 of the arrow), with
+   every entry past the limit counted */
+static PetscErrorCode CheckLongRows(Mat A, const char *name, int nlong, PetscBool *ok)
+{
+  const PetscInt    *ia, *ja;
+  const PetscScalar *va;
+  PetscInt           n;
+  PetscBool          done;
+  FusedFormat        F;
+  char               msg[256];
+  size_t             rest = 0;
+  int                count = 0;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCall(MatSeqAIJGetArrayRead(A, &va));
+  PetscCheck(!FusedFormatBuild((int)n, ia, ja, va, FUSED_FORMAT_AUTO, &F, msg, sizeof(msg)), PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", msg);
+  for (PetscInt i = 0; i < n; i++) {
+    const PetscInt part = F.format == FUSED_FORMAT_HYB ? PetscMax(ia[i + 1] - ia[i] - F.K, 0) : (F.format == FUSED_FORMAT_CSR ? ia[i + 1] - ia[i] : 0);
+    if (part > F.long_limit) {
+      count++;
+      rest += (size_t)(part - F.long_limit);
+    }
+  }
+  if (count != nlong || F.nlong != nlong || F.long_entries != rest || F.long_limit < FUSED_LONG_ROW_MIN) {
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s: the layout (%s) counts %d long rows over %d entries with %zu entries past it; the rows have %d with %zu (%d expected)\n", name, FusedFormatNames[F.format], F.nlong, F.long_limit, F.long_entries, count, rest, nlong));
+    *ok = PETSC_FALSE;
+  } else PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok   %s: %s, %d long rows over %d entries, %zu entries past the limit\n", name, FusedFormatNames[F.format], F.nlong, F.long_limit, F.long_entries));
+  FusedFormatFree(&F);
+  PetscCall(MatSeqAIJRestoreArrayRead(A, &va));
+  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   const char *files[] = {"tests/data/494_bus.mtx", "tests/data/bcsstk13.mtx", "tests/data/olm1000.mtx", "tests/data/west0479.mtx"};
@@ -117,6 +152,13 @@ int main(int argc, char **argv)
   PetscCall(MatDestroy(&A));
   PetscCall(EdgeMatrix(0, &A));
   PetscCall(CheckMatrix(A, "empty", &ok));
+  PetscCall(MatDestroy(&A));
+  PetscCall(ProblemCreate(PETSC_COMM_SELF, PROBLEM_ARROW, 2000, &A));
+  PetscCall(CheckMatrix(A, "arrow-2000", &ok));
+  PetscCall(CheckLongRows(A, "arrow-2000", 1, &ok));
+  PetscCall(MatDestroy(&A));
+  PetscCall(ProblemCreate(PETSC_COMM_SELF, PROBLEM_LAP3D, 12, &A));
+  PetscCall(CheckLongRows(A, "lap3d-12", 0, &ok));
   PetscCall(MatDestroy(&A));
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "  formats: %s\n", ok ? "every product matches MatMult" : "MISMATCH"));
   PetscCall(PetscFinalize());

@@ -1,6 +1,8 @@
 /* The operator on the device, in the storage src/cuda/devformat.cu builds
    there from the CSR arrays (DIA, ELL, HYB or CSR), with the off-process
    block and the halo's buffers on several ranks. */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cuda/fusedcuda_impl.cuh"
@@ -42,6 +44,19 @@ static int UploadBoundaryRows(FusedDevMat A, int n, const int *growptr)
   return err;
 }
 
+/* The off-process block's long rows (its row starts are on the host too) */
+static int BuildGhostLongRows(FusedDevMat A, int n, const int *growptr)
+{
+  const int limit = FusedLongRowLimit((size_t)n, (size_t)growptr[n]);
+  int       nlong = 0;
+  for (int i = 0; i < n; i++) nlong += growptr[i + 1] - growptr[i] > limit;
+  if (int err = FusedLongRowsBuild(n, A->growptr, limit, nlong, &A->glong, &A->bytes)) return err;
+  A->view.glimit = A->glong.limit;
+  A->view.gslot  = A->glong.slot;
+  A->view.gsum   = A->glong.sum;
+  return FUSED_CUDA_OK;
+}
+
 /* The local block's storage into A and its view */
 static void AdoptStorage(FusedDevMat A, FusedDevStorage *S)
 {
@@ -79,13 +94,21 @@ static int DevMatCreate(int device, int n, const int *rowptr, const int *col, co
   if (format < FUSED_FORMAT_AUTO || format > FUSED_FORMAT_HYB) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "unknown storage format %d", format);
   A = (FusedDevMat)calloc(1, sizeof(*A));
   if (!A) return FusedCUDASetError(FUSED_CUDA_ERR_MEM, "host out of memory for the device operator");
-  A->device = device;
-  A->ncols  = n;
-  A->view.n = n;
-  A->nghost = nghost;
+  A->device            = device;
+  A->ncols             = n;
+  A->view.n            = n;
+  A->nghost            = nghost;
+  A->lrows.limit       = INT_MAX;
+  A->glong.limit       = INT_MAX;
+  A->view.lrows        = A->lrows;
+  A->view.glimit       = INT_MAX;
   do {
     if ((err = FusedDevStorageBuild(n, rowptr, col, val, format, on_device, &S))) break;
     AdoptStorage(A, &S);
+    if (S.layout.nlong > 0) {
+      if ((err = FusedLongRowsBuild(n, A->view.rowptr, S.layout.long_limit, S.layout.nlong, &A->lrows, &A->bytes))) break;
+      A->view.lrows = A->lrows;
+    }
     if (growptr && nghost > 0) {
       size_t gnnz;
       if (on_device) { /* the boundary rows are listed on the host */
@@ -112,6 +135,7 @@ static int DevMatCreate(int device, int n, const int *rowptr, const int *col, co
       A->view.gval    = A->gval;
       A->view.ghost   = A->ghost;
       if ((err = UploadBoundaryRows(A, n, on_device ? host_growptr : growptr))) break;
+      if ((err = BuildGhostLongRows(A, n, on_device ? host_growptr : growptr))) break;
     }
   } while (0);
   free(host_growptr);
@@ -174,6 +198,8 @@ extern "C" int FusedDevMatDestroy(FusedDevMat *pA)
   bufs[16] = A->bptr;
   (void)cudaSetDevice(A->device);
   for (int i = 0; i < 17; i++) KEEP_FIRST_ERROR(cudaFree(bufs[i]), "cudaFree (operator)");
+  FusedLongRowsFree(&A->lrows);
+  FusedLongRowsFree(&A->glong);
   if (A->send_host) KEEP_FIRST_ERROR(cudaFreeHost(A->send_host), "cudaFreeHost (halo)");
   if (A->ghost_host) KEEP_FIRST_ERROR(cudaFreeHost(A->ghost_host), "cudaFreeHost (halo)");
   if (A->stream) KEEP_FIRST_ERROR(cudaStreamDestroy(A->stream), "cudaStreamDestroy (operator)");
@@ -201,6 +227,24 @@ extern "C" int FusedDevMatSetHalo(FusedDevMat A, int nsend, const int *send_idx,
   *send_host  = A->send_host;
   *ghost_host = A->ghost_host;
   return FUSED_CUDA_OK;
+}
+
+extern "C" void FusedDevMatGetLongRows(FusedDevMat A, int *nlong, int *limit, int *gnlong, int *glimit)
+{
+  if (nlong) *nlong = A->lrows.nlong;
+  if (limit) *limit = A->lrows.nlong ? A->lrows.limit : 0;
+  if (gnlong) *gnlong = A->glong.nlong;
+  if (glimit) *glimit = A->glong.nlong ? A->glong.limit : 0;
+}
+
+extern "C" void FusedDevMatDescribeLongRows(FusedDevMat A, char *text, size_t len)
+{
+  int at;
+  if (!len) return;
+  if (A->view.format == FUSED_FORMAT_DIA || A->view.format == FUSED_FORMAT_ELL) at = snprintf(text, len, "long rows: none (every row in the %s part)", A->view.format == FUSED_FORMAT_DIA ? "DIA" : "ELL");
+  else if (!A->lrows.nlong) at = snprintf(text, len, "long rows: none (no CSR part of a row over %d entries, which one thread sums)", FusedLongRowLimit((size_t)A->view.n, A->tail));
+  else at = snprintf(text, len, "long rows: %d with CSR parts over %d entries, whose rest warps sum in %d chunks of %d", A->lrows.nlong, A->lrows.limit, A->lrows.nchunks, FUSED_LONG_CHUNK);
+  if (A->glong.nlong && at > 0 && (size_t)at < len) snprintf(text + at, len - (size_t)at, "; off-process block: %d over %d entries, in %d chunks", A->glong.nlong, A->glong.limit, A->glong.nchunks);
 }
 
 extern "C" size_t FusedDevMatTailEntries(FusedDevMat A)
@@ -238,17 +282,20 @@ __global__ static void FusedSpMVKernel(FusedMatView A, const double *__restrict_
   }
 }
 
-/* CSR with lanes threads per row (a power of two up to 32): long rows are
-   read by several threads side by side, coalesced, and summed by shuffles */
-__global__ static void FusedCSRVectorKernel(int n, int lanes, const int *__restrict__ rowptr, const int *__restrict__ col, const double *__restrict__ val, const double *__restrict__ x, const double *__restrict__ z, double *__restrict__ y)
+/* CSR with lanes threads per row (a power of two up to 32): rows are read
+   by several threads side by side, coalesced, and summed by shuffles; of a
+   long row, the first lanes x limit entries (the rest was summed before) */
+__global__ static void FusedCSRVectorKernel(int n, int lanes, const int *__restrict__ rowptr, const int *__restrict__ col, const double *__restrict__ val, FusedLongRows L, const double *__restrict__ x, const double *__restrict__ z, double *__restrict__ y)
 {
   const int      lane = threadIdx.x & (lanes - 1);
   const unsigned group = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u) << ((threadIdx.x & 31) & ~(lanes - 1)); /* a row's threads, who leave the loop together */
   for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t / lanes < n; t += (long long)gridDim.x * blockDim.x) {
-    const int i = (int)(t / lanes);
-    double    s = 0.0;
-    for (int k = rowptr[i] + lane; k < rowptr[i + 1]; k += lanes) s += val[k] * __ldg(&x[col[k]]);
+    const int  i = (int)(t / lanes), b = rowptr[i], e = rowptr[i + 1];
+    const bool is_long = e - b > L.limit;
+    double     s       = 0.0;
+    for (int k = b + lane; k < (is_long ? b + L.limit : e); k += lanes) s += val[k] * __ldg(&x[col[k]]);
     for (int o = lanes / 2; o > 0; o >>= 1) s += __shfl_down_sync(group, s, o, lanes);
+    if (is_long) s += L.sum[L.slot[i]];
     if (lane == 0) y[i] = z ? z[i] + s : s;
   }
 }
@@ -259,12 +306,14 @@ static int LaunchProduct(FusedDevMat A, const double *x, const double *z, double
 {
   const int    n    = A->view.n;
   const double mean = n ? (double)A->tail / n : 0.0;
+  if (int err = FusedLongRowsLaunch(A->view, x, stream)) return err;
+  if (int err = FusedLongGhostRowsLaunch(A, stream)) return err;
   if (A->view.format == FUSED_FORMAT_CSR && !A->view.growptr && mean > 2.0) {
     int lanes = 2;
     while (lanes < 32 && lanes < mean) lanes *= 2;
     const long long threads = (long long)n * lanes;
     const long long blocks  = (threads + FUSED_BLOCK - 1) / FUSED_BLOCK;
-    FusedCSRVectorKernel<<<(int)(blocks < 65535 ? blocks : 65535), FUSED_BLOCK, 0, stream>>>(n, lanes, A->view.rowptr, A->view.col, A->view.val, x, z, y);
+    FusedCSRVectorKernel<<<(int)(blocks < 65535 ? blocks : 65535), FUSED_BLOCK, 0, stream>>>(n, lanes, A->view.rowptr, A->view.col, A->view.val, A->view.lrows, x, z, y);
     FUSED_CUDA_CHECK_LAUNCH("FusedCSRVectorKernel");
   } else {
     const int blocks = (n + FUSED_BLOCK - 1) / FUSED_BLOCK;
@@ -316,7 +365,7 @@ extern "C" int FusedDevMatUpdateValues(FusedDevMat A, const int *rowptr, const i
   FUSED_CUDA_CHECK(cudaSetDevice(A->device));
   if ((err = FusedDevStorageBuild(A->view.n, rowptr, col, val, A->view.format, 0, &S))) return err;
   /* the same pattern gives the same layout; checked all the same, as a wrong one would corrupt the product */
-  same = S.layout.format == A->view.format && S.layout.K == A->view.K && (S.layout.format != FUSED_FORMAT_DIA || S.ndiag == A->view.ndiag) && (S.layout.format == FUSED_FORMAT_DIA || S.layout.format == FUSED_FORMAT_ELL || S.layout.tail == A->tail);
+  same = S.layout.format == A->view.format && S.layout.K == A->view.K && (S.layout.format != FUSED_FORMAT_DIA || S.ndiag == A->view.ndiag) && (S.layout.format == FUSED_FORMAT_DIA || S.layout.format == FUSED_FORMAT_ELL || S.layout.tail == A->tail) && S.layout.nlong == A->lrows.nlong;
   for (int d = 0; same && d < S.ndiag && d < FUSED_DIA_INLINE; d++) same = S.offsets[d] == A->view.off[d];
   if (!same || (A->gval && !growptr)) {
     FusedDevStorageFree(&S);

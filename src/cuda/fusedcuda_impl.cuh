@@ -36,6 +36,23 @@ int FusedMalloc(void **ptr, size_t bytes, const char *what);
 /* Diagonal offsets carried in the kernel arguments (constant bank) up to this many */
 #define FUSED_DIA_INLINE 16
 
+/* The long rows of a CSR block (fusedformat.h): a thread sums the first
+   limit entries of each row, and the rest of the nlong longer ones is cut
+   into nchunks chunks of FUSED_LONG_CHUNK entries, which warps sum before
+   the product (FusedLongRowsSum()); the product then adds sum[slot[i]].
+   Built on the device from the block's row starts (src/cuda/longrows.cu). */
+struct FusedLongRows {
+  int           limit;       /* INT_MAX where no row is long */
+  int           nlong, nchunks;
+  const int    *slot;        /* slot[i]: row i's place among the long rows (read for those alone) */
+  const int    *row;         /* the row of slot s */
+  const int    *first_chunk; /* slot s's chunks: first_chunk[s] .. first_chunk[s + 1] - 1 */
+  const int    *chunk_slot;  /* the slot of chunk c */
+  double       *sum;         /* slot s's entries past the limit times x, for the product at hand */
+  double       *chunk_sum;   /* chunks of rows of several chunks */
+  unsigned int *arrived;     /* chunks of slot s summed so far (the last one adds them up and resets it) */
+};
+
 /* The operator as the kernels see it: passed by value. */
 struct FusedMatView {
   int           n, format;
@@ -50,6 +67,10 @@ struct FusedMatView {
   const double *eval;
   const int    *growptr, *gcol; /* off-process block, NULL when there is none */
   const double *gval, *ghost;
+  FusedLongRows lrows;          /* of the CSR part (the CSR format, HYB's tail) */
+  int           glimit;         /* of the off-process block: FusedDevMat's glong holds the rest */
+  const int    *gslot;
+  const double *gsum;
 };
 
 /* The operator's local block as stored on the device, built there from
@@ -69,6 +90,12 @@ int  FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double
 int  FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, const int *col, const double *val);
 void FusedDevStorageFree(FusedDevStorage *S);
 
+/* The nlong rows longer than limit of the n-row CSR block with device row
+   starts rowptr (src/cuda/longrows.cu): L->limit INT_MAX and nothing
+   allocated where nlong is 0; *bytes grows by what it allocates */
+int  FusedLongRowsBuild(int n, const int *rowptr, int limit, int nlong, FusedLongRows *L, size_t *bytes);
+void FusedLongRowsFree(FusedLongRows *L);
+
 struct FusedDevMat_s {
   FusedMatView view;
   int         *rowptr, *col, *offsets, *growptr, *gcol, *ecol;
@@ -85,6 +112,8 @@ struct FusedDevMat_s {
      their part of a product can wait for the halo while the rest runs */
   int          nbound;
   int         *brow, *bptr;
+  /* the long rows of the local block's CSR part and of the off-process block */
+  FusedLongRows lrows, glong;
   /* the halo's own stream, and the events that order it with the solver's */
   cudaStream_t halo_stream;
   cudaEvent_t  packed, arrived;
@@ -296,6 +325,15 @@ __device__ __forceinline__ double FusedRowProductGathered(const FusedMatView &A,
   return s;
 }
 
+/* Row i of the off-process block, whose entries are b .. e - 1 */
+__device__ __forceinline__ double FusedGhostRowProduct(const FusedMatView &A, int i, int b, int e)
+{
+  const bool is_long = e - b > A.glimit;
+  double     s       = 0.0;
+  for (int k = b; k < (is_long ? b + A.glimit : e); k++) s += A.gval[k] * A.ghost[A.gcol[k]];
+  return is_long ? s + A.gsum[A.gslot[i]] : s;
+}
+
 template <class X>
 __device__ __forceinline__ double FusedRowProductOf(const FusedMatView &A, const X &x, int i)
 {
@@ -323,11 +361,14 @@ __device__ __forceinline__ double FusedRowProductOf(const FusedMatView &A, const
   } else {
     /* ELL part (coalesced: consecutive rows, consecutive addresses), then the CSR rows or HYB's tail */
     for (int k = 0; k < A.K; k++) s += A.eval[(size_t)k * A.n + i] * x(A.ecol[(size_t)k * A.n + i]);
-    if (A.rowptr)
-      for (int k = A.rowptr[i]; k < A.rowptr[i + 1]; k++) s += A.val[k] * x(A.col[k]);
+    if (A.rowptr) {
+      const int  b = A.rowptr[i], e = A.rowptr[i + 1];
+      const bool is_long = e - b > A.lrows.limit; /* the rest was summed before (FusedLongRowsSum) */
+      for (int k = b; k < (is_long ? b + A.lrows.limit : e); k++) s += A.val[k] * x(A.col[k]);
+      if (is_long) s += A.lrows.sum[A.lrows.slot[i]];
+    }
   }
-  if (A.growptr)
-    for (int k = A.growptr[i]; k < A.growptr[i + 1]; k++) s += A.gval[k] * A.ghost[A.gcol[k]];
+  if (A.growptr) s += FusedGhostRowProduct(A, i, A.growptr[i], A.growptr[i + 1]);
   return s;
 }
 
@@ -345,6 +386,86 @@ __device__ __forceinline__ double FusedWarpSum(double v)
   for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
   return v;
 }
+
+/* The entries of long rows past the limit, times x: warp w of the grid sums
+   chunks w, w + warps, ... (8 entries a lane, then a shuffle tree), and a
+   row of one chunk has its sum at once; of a row of several, the warp of
+   its last chunk to finish adds the chunks' sums in order. The sums are
+   the same from run to run, whichever warp makes them. The product that
+   reads them (FusedRowProductOf) comes after a kernel boundary or a grid
+   barrier. */
+template <class X>
+__device__ __forceinline__ void FusedLongRowsSum(const FusedLongRows &L, const int *rowptr, const int *col, const double *val, const X &x)
+{
+  const int lane = threadIdx.x & 31, warps = gridDim.x * (blockDim.x >> 5);
+  for (int c = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); c < L.nchunks; c += warps) {
+    const int s = L.chunk_slot[c], i = L.row[s], c0 = L.first_chunk[s], nch = L.first_chunk[s + 1] - c0;
+    const int b = rowptr[i] + L.limit + (c - c0) * FUSED_LONG_CHUNK, e = min(b + FUSED_LONG_CHUNK, rowptr[i + 1]);
+    double    v = 0.0;
+#pragma unroll 8
+    for (int k = b + lane; k < e; k += 32) v += val[k] * x(col[k]);
+    v = FusedWarpSum(v);
+    if (nch == 1) {
+      if (lane == 0) L.sum[s] = v;
+      continue;
+    }
+    bool last = false;
+    if (lane == 0) {
+      L.chunk_sum[c] = v;
+      __threadfence(); /* the sum before the count that says it is there */
+      last = atomicAdd(&L.arrived[s], 1u) == (unsigned)nch - 1;
+    }
+    if (!__shfl_sync(0xffffffffu, last, 0)) continue;
+    __threadfence();
+    double t = 0.0;
+    for (int q = lane; q < nch; q += 32) t += __ldcg(&L.chunk_sum[c0 + q]);
+    t = FusedWarpSum(t);
+    if (lane == 0) {
+      L.sum[s]       = t;
+      L.arrived[s]   = 0; /* for the next product */
+    }
+  }
+}
+
+/* The local block's long rows times x: nothing where there are none */
+template <class X>
+__device__ __forceinline__ void FusedLongRowsOf(const FusedMatView &A, const X &x)
+{
+  if (A.lrows.nchunks) FusedLongRowsSum(A.lrows, A.rowptr, A.col, A.val, x);
+}
+
+/* FusedLongRowsSum() as a kernel of its own, before a product of stored
+   vectors (or one of a graph body: state) */
+template <class X>
+__global__ void FusedLongRowsKernel(FusedLongRows L, const int *rowptr, const int *col, const double *val, X x, const FusedLoopState *state)
+{
+  if (FusedLoopKernelStopped(state)) return;
+  FusedLongRowsSum(L, rowptr, col, val, x);
+}
+
+/* Blocks of FUSED_BLOCK threads for L's chunks: a warp each */
+static inline int FusedLongRowsGrid(const FusedLongRows &L)
+{
+  const int blocks = (L.nchunks + FUSED_WARPS - 1) / FUSED_WARPS;
+  return blocks < 1 ? 1 : (blocks < 65535 ? blocks : 65535);
+}
+
+/* The local block's long rows times the stored vector x, queued on stream
+   before the product that reads them (none: nothing queued) */
+static inline int FusedLongRowsLaunch(const FusedMatView &A, const double *x, cudaStream_t stream)
+{
+  if (!A.lrows.nchunks) return FUSED_CUDA_OK;
+  FusedLongRowsKernel<FusedStored><<<FusedLongRowsGrid(A.lrows), FUSED_BLOCK, 0, stream>>>(A.lrows, A.rowptr, A.col, A.val, FusedStored{x}, NULL);
+  FUSED_CUDA_CHECK_LAUNCH("FusedLongRowsKernel");
+  return FUSED_CUDA_OK;
+}
+
+/* The same for the off-process block's long rows, once the ghost values are there */
+int FusedLongGhostRowsLaunch(FusedDevMat A, cudaStream_t stream);
+
+/* Both, before a product of the whole operator with x */
+int FusedLongRowsBefore(FusedDevMat A, const double *x, cudaStream_t stream);
+
 
 /* Each warp's sums of v[k] go to warp_sums[k][warp], then a block barrier:
    the first stage of every block sum below */

@@ -255,6 +255,10 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
 
   { /* v = B A p of iteration first + 1 from the p the host left */
     double vr0[1] = {0.0};
+    if (A.lrows.nchunks) { /* the long rows' rest first: the products read it */
+      FusedLongRowsOf(A, FusedStored{v.p});
+      grid.sync();
+    }
     FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow(A, v, i, vr0[0]);
     FusedStorePartials<1, BLOCK>(vr0, part + (size_t)((first + 1) & 1) * NSUMS * G + VR0 * G);
     grid.sync();
@@ -278,6 +282,10 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
       /* s = r - alpha v, t = B A s; TT, TS, TR0, SR0, SS */
       const PBCGSNextS next_s = {v.r, v_last, alpha};
       double           acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+      if (A.lrows.nchunks) {
+        FusedLongRowsOf(A, next_s);
+        grid.sync();
+      }
       FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, next_s, v.s, i, acc);
       FusedStorePartials<5, BLOCK>(acc, part_it + TT * G);
       grid.sync();
@@ -304,6 +312,10 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
     /* x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v), v = B A p; RR, RR0, VR0 of it + 1 */
     const PBCGSNextP next_p = {v.s, v.t, p_last, v_last, omega, beta};
     double           acc[3] = {0.0, 0.0, 0.0};
+    if (A.lrows.nchunks) {
+      FusedLongRowsOf(A, next_p);
+      grid.sync();
+    }
     FUSED_GRID_LOOP(i, A.n)
     {
       /* the row's own loads before the product's: after them, they would
@@ -334,6 +346,8 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
 
 extern "C" int FusedPBCGSStart(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, int guess_zero)
 {
+  if (!guess_zero)
+    if (int err = FusedLongRowsBefore(A, v->x, ctx->stream)) return err;
   PBCGSStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSStartKernel");
   return FUSED_CUDA_OK;
@@ -362,6 +376,7 @@ extern "C" int FusedPBCGSRestart(FusedCUDA ctx, const FusedPBCGSVecs *v)
 
 extern "C" int FusedPBCGSProductP(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
 {
+  if (int err = FusedLongRowsBefore(A, v->p, ctx->stream)) return err;
   PBCGSProductPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSProductPKernel");
   return FUSED_CUDA_OK;
@@ -376,6 +391,7 @@ extern "C" int FusedPBCGSUpdateS(FusedCUDA ctx, const FusedPBCGSVecs *v, double 
 
 extern "C" int FusedPBCGSProductS(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
 {
+  if (int err = FusedLongRowsBefore(A, v->s, ctx->stream)) return err;
   PBCGSProductSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, 0);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSProductSKernel");
   return FUSED_CUDA_OK;
@@ -393,8 +409,17 @@ struct PBCGSLoopArgs {
   FusedPBCGSVecs v;
 };
 
+/* The long rows' rest of the device loop's product with s, which it makes
+   from r and v as PBCGSProductSKernel does */
+__global__ void PBCGSLongRowsSKernel(FusedMatView A, FusedPBCGSVecs v, const double *sums, const FusedLoopState *state)
+{
+  if (FusedLoopKernelStopped(state)) return;
+  FusedLongRowsOf(A, PBCGSNextS{v.r, v.v, sums[RR0] / sums[VR0]});
+}
+
 /* the loop body: three kernels per iteration (the product with s makes s
-   itself), entered after update_xrp */
+   itself), entered after update_xrp; before each product, where the
+   operator has long rows, a kernel that sums their rest */
 static int PBCGSBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHandle handle)
 {
   const PBCGSLoopArgs *a = (const PBCGSLoopArgs *)args_;
@@ -402,7 +427,12 @@ static int PBCGSBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditional
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSProductPKernel, 0, &gp)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSProductSKernel, 0, &gq)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSUpdateXRPKernel, 0, &gx)) return err;
+  const int            lg = FusedLongRowsGrid(a->A.lrows);
+  if (a->A.lrows.nchunks)
+    if (int err = FusedLaunchLoopKernel(ctx, FusedLongRowsKernel<FusedStored>, lg, 0, a->A.lrows, a->A.rowptr, a->A.col, a->A.val, FusedStored{a->v.p}, (const FusedLoopState *)ctx->state)) return err;
   if (int err = FusedLaunchLoopKernel(ctx, PBCGSProductPKernel, gp, 0, a->A, a->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle)) return err;
+  if (a->A.lrows.nchunks)
+    if (int err = FusedLaunchLoopKernel(ctx, PBCGSLongRowsSKernel, lg, 0, a->A, a->v, (const double *)ctx->sums, (const FusedLoopState *)ctx->state)) return err;
   if (int err = FusedLaunchLoopKernel(ctx, PBCGSProductSKernel, gq, 0, a->A, a->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, handle)) return err;
   return FusedLaunchLoopKernel(ctx, PBCGSUpdateXRPKernel, gx, 0, ctx->n, a->v, 0.0, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, (const FusedLoopState *)ctx->state);
 }

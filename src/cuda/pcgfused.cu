@@ -204,9 +204,8 @@ __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, Fus
   double acc[3] = {0.0, 0.0, 0.0};
   FUSED_GRID_LOOP(k, nbound)
   {
-    const int i  = brow[k];
-    double    yg = 0.0;
-    for (int e = bptr[k]; e < bptr[k + 1]; e++) yg += A.gval[e] * A.ghost[A.gcol[e]];
+    const int    i  = brow[k];
+    const double yg = FusedGhostRowProduct(A, i, bptr[k], bptr[k + 1]);
     const double yl = v.y[i];
     v.y[i]          = yl + yg;
     acc[0] += v.p[i] * yg;
@@ -271,6 +270,10 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
     const double          alpha = rz / py, beta = PCGBeta(rz, alpha, s[YW], s[YZ]);
     const PCGNext<JACOBI> next  = {r_last, y_last, p_last, v.d, alpha, beta};
     double                acc[NSUMS] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    if (A.lrows.nchunks) { /* the long rows' rest first: the product below reads it */
+      FusedLongRowsOf(A, next);
+      grid.sync();
+    }
     FUSED_GRID_LOOP(i, A.n)
     {
       double       zi;
@@ -291,6 +294,8 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
 
 extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero)
 {
+  if (!guess_zero)
+    if (int err = FusedLongRowsBefore(A, v->x, ctx->stream)) return err;
   PCGStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PCGStartKernel");
   return FUSED_CUDA_OK;
@@ -324,6 +329,7 @@ extern "C" int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha
 
 extern "C" int FusedPCGProduct(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v)
 {
+  if (int err = FusedLongRowsBefore(A, v->p, ctx->stream)) return err;
   PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   FUSED_CUDA_CHECK_LAUNCH("PCGProductKernel");
   return FUSED_CUDA_OK;
@@ -333,6 +339,7 @@ extern "C" int FusedPCGProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPCG
 {
   FusedMatView local = A->view;
   local.growptr      = NULL; /* the ghost entries wait for the halo: FusedPCGProductGhosts() */
+  if (int err = FusedLongRowsLaunch(local, v->p, ctx->stream)) return err;
   PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(local, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   FUSED_CUDA_CHECK_LAUNCH("PCGProductKernel");
   return FUSED_CUDA_OK;
@@ -343,6 +350,7 @@ extern "C" int FusedPCGProductGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPC
   int blocks = (A->nbound + FUSED_BLOCK - 1) / FUSED_BLOCK;
   if (ctx->maxsums < GHOST_YZ + 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the split product needs %d", ctx->maxsums, GHOST_YZ + 1);
   blocks = blocks < 1 ? 1 : (blocks < ctx->nblocks ? blocks : ctx->nblocks); /* it posts the sums even with no ghost rows */
+  if (int err = FusedLongGhostRowsLaunch(A, ctx->stream)) return err;
   PCGGhostKernel<<<blocks, FUSED_BLOCK, 0, ctx->stream>>>(A->nbound, A->brow, A->bptr, A->view, *v, ctx->partials, ctx->sums, ctx->ticket, ctx->post, ++ctx->post_seq);
   FUSED_CUDA_CHECK_LAUNCH("PCGGhostKernel");
   return FUSED_CUDA_OK;
@@ -361,6 +369,8 @@ static int PCGBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHa
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PCGUpdateKernel, 0, &gu)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PCGProductKernel, 0, &gp)) return err;
   if (int err = FusedLaunchLoopKernel(ctx, PCGUpdateKernel, gu, 0, ctx->n, args->v, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, (const FusedLoopState *)ctx->state)) return err;
+  if (args->A.lrows.nchunks)
+    if (int err = FusedLaunchLoopKernel(ctx, FusedLongRowsKernel<FusedStored>, FusedLongRowsGrid(args->A.lrows), 0, args->A.lrows, args->A.rowptr, args->A.col, args->A.val, FusedStored{args->v.p}, (const FusedLoopState *)ctx->state)) return err;
   return FusedLaunchLoopKernel(ctx, PCGProductKernel, gp, 0, args->A, args->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
 }
 

@@ -137,6 +137,8 @@ static double *PGMRESCoefficients(FusedCUDA ctx)
 
 extern "C" int FusedPGMRESStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int guess_zero)
 {
+  if (!guess_zero)
+    if (int err = FusedLongRowsBefore(A, v->x, ctx->stream)) return err;
   PGMRESStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESStartKernel");
   return FUSED_CUDA_OK;
@@ -148,6 +150,7 @@ extern "C" int FusedPGMRESProduct(FusedCUDA ctx, FusedDevMat A, const FusedPGMRE
 {
   const double *in = j == 0 ? v->z0 : v->V + (size_t)(j - 1) * ctx->n;
   if (v->right && (v->d || v->pc_between)) in = v->tmp;
+  if (int err = FusedLongRowsBefore(A, in, ctx->stream)) return err;
   PGMRESSpMVKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, (v->pc_between && !v->right) ? v->tmp : v->w, in, v->right ? NULL : v->d);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESSpMVKernel");
   return FUSED_CUDA_OK;
@@ -523,6 +526,13 @@ __global__ void PGMRESLoopApplyKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESL
   FUSED_GRID_LOOP(i, n)(void) PGMRESStepRow<FusedStoredGathered<8>, false>(A, v, j, scale, xi, sv, NULL, 0, i, 0);
 }
 
+/* The long rows' rest of the operator's input of step j, before PGMRESLoopApplyKernel */
+__global__ void PGMRESLongRowsKernel(FusedMatView A, FusedPGMRESVecs v, const PGMRESLoopState *gs, const FusedLoopState *state)
+{
+  if (FusedLoopKernelStopped(state)) return;
+  FusedLongRowsOf(A, FusedStored{PGMRESStepVectors(v, gs->j, A.n).in});
+}
+
 /* the graph's second kernel: the products <v_l, w'> and <w', w'>; four
    resident blocks per multiprocessor (64 registers) */
 __global__ void __launch_bounds__(FUSED_BLOCK, 4) PGMRESLoopProductKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *partials, double *sums, unsigned int *ticket, const FusedLoopState *state)
@@ -595,6 +605,10 @@ __device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_
   for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += gridDim.x * blockDim.x, k++)
     v.x[i] = __dadd_rn(v.x[i], PGMRESCorrection<1>(v, m, t, i, [&](int l) { return sV ? sV[PGMRESSlot(l, k, R)] : v.V[(size_t)l * n + i]; }));
   grid.sync(); /* the product reads the other blocks' rows of x */
+  if (A.lrows.nchunks) {
+    FusedLongRowsOf(A, FusedStored{v.x});
+    grid.sync();
+  }
   FUSED_GRID_LOOP(i, n)
   {
     const double r = PGMRESStartRow(A, v, 0, i);
@@ -648,6 +662,10 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
   double                        *sV = R ? h + m + 1 + (CYCLES ? (size_t)m * m : 0) : NULL; /* the block's rows of the basis, R per thread */
 
   for (int j = 0;; j++) {
+    if (A.lrows.nchunks) { /* the long rows' rest first: the product reads it */
+      FusedLongRowsOf(A, FusedStored{PGMRESStepVectors(v, j, A.n).in});
+      grid.sync();
+    }
     /* eight diagonals' loads at once where the registers are there */
     PGMRESProductPart<FusedStoredGathered<CYCLES ? 8 : 4>, CYCLES>(A, v, j, scale, xi, part, sV, R);
     grid.sync();
@@ -708,6 +726,8 @@ static int PGMRESBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditiona
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopApplyKernel, 0, &ga)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopProductKernel, 0, &gp)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopOrthogKernel, args->smem, &go)) return err;
+  if (args->A.lrows.nchunks)
+    if (int err = FusedLaunchLoopKernel(ctx, PGMRESLongRowsKernel, FusedLongRowsGrid(args->A.lrows), 0, args->A, args->v, (const PGMRESLoopState *)args->gs, state)) return err;
   if (int err = FusedLaunchLoopKernel(ctx, PGMRESLoopApplyKernel, ga, 0, args->A, args->v, args->gs, state)) return err;
   if (int err = FusedLaunchLoopKernel(ctx, PGMRESLoopProductKernel, gp, 0, args->A, args->v, args->gs, ctx->partials, ctx->sums, ctx->ticket, state)) return err;
   return FusedLaunchLoopKernel(ctx, PGMRESLoopOrthogKernel, go, args->smem, args->A, args->v, args->gs, args->base, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);

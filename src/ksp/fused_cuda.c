@@ -189,8 +189,11 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
     int    format, ndiag, ng;
     size_t bytes;
 
+    char   rows[256];
+
     FusedDevMatGetInfo(fused->op.mat, &format, &ndiag, &bytes, &ng);
-    PetscCall(PetscInfo(ksp, "Operator on device %" PetscInt_FMT ": %s storage, %d diagonals or ELL width, %zu bytes, %d ghost values, built %s\n", fused->device, FusedFormatNames[format], ndiag, bytes, ng, fused->op.from_device ? "on the device from PETSc's device CSR arrays" : "from host CSR arrays"));
+    FusedDevMatDescribeLongRows(fused->op.mat, rows, sizeof(rows));
+    PetscCall(PetscInfo(ksp, "Operator on device %" PetscInt_FMT ": %s storage, %d diagonals or ELL width, %zu bytes, %d ghost values, built %s; %s\n", fused->device, FusedFormatNames[format], ndiag, bytes, ng, fused->op.from_device ? "on the device from PETSc's device CSR arrays" : "from host CSR arrays", rows));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

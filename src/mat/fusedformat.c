@@ -38,6 +38,28 @@ static int HybWidth(const FusedPattern *p)
 
 #define ENTRY_BYTES (sizeof(double) + sizeof(int))
 
+int FusedLongRowLimit(size_t n, size_t entries)
+{
+  const size_t mean = n ? (entries + n - 1) / n : 0;
+  size_t       limit = FUSED_LONG_ROW_MEANS * mean;
+  if (limit < FUSED_LONG_ROW_MIN) limit = FUSED_LONG_ROW_MIN;
+  return limit > (size_t)(1 << 30) ? 1 << 30 : (int)limit;
+}
+
+/* The rows of the layout's CSR part longer than its limit */
+static void LongRows(const FusedPattern *p, FusedLayout *L)
+{
+  const int K = L->format == FUSED_FORMAT_HYB ? L->K : 0;
+  L->long_limit = FusedLongRowLimit((size_t)p->n, L->tail);
+  if (L->format != FUSED_FORMAT_CSR && L->format != FUSED_FORMAT_HYB) return;
+  for (int len = K + L->long_limit + 1; len <= p->maxrow; len++) {
+    const size_t rest = (size_t)(len - K - L->long_limit);
+    L->nlong += (int)p->rowlen_count[len];
+    L->long_entries += (size_t)p->rowlen_count[len] * rest;
+    L->long_chunks += (size_t)p->rowlen_count[len] * ((rest + FUSED_LONG_CHUNK - 1) / FUSED_LONG_CHUNK);
+  }
+}
+
 int FusedFormatChoose(const FusedPattern *p, int requested, FusedLayout *L, char *msg, size_t msglen)
 {
   const size_t n = (size_t)p->n, csr = p->nnz * ENTRY_BYTES + (n + 1) * sizeof(int);
@@ -78,6 +100,7 @@ int FusedFormatChoose(const FusedPattern *p, int requested, FusedLayout *L, char
     L->tail   = p->nnz;
     L->bytes  = csr;
   }
+  LongRows(p, L);
   return 0;
 }
 
@@ -113,10 +136,13 @@ int FusedFormatBuild(int n, const int *rowptr, const int *col, const double *val
     FusedFormatFree(out);
     return 1;
   }
-  format         = L.format;
-  K              = L.K;
-  out->format    = format;
-  out->csr_bytes = L.csr_bytes;
+  format            = L.format;
+  K                 = L.K;
+  out->format       = format;
+  out->csr_bytes    = L.csr_bytes;
+  out->long_limit   = L.long_limit;
+  out->nlong        = L.nlong;
+  out->long_entries = L.long_entries;
   if (format == FUSED_FORMAT_DIA) {
     const int ndiag = pat.ndiag;
     out->ndiag      = ndiag;

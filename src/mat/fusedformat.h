@@ -10,6 +10,13 @@
           keep the rest in COO; a CSR tail keeps each row's sum in one thread,
           which the fused kernels need for their reductions.)
 
+   Long rows: one thread sums at most long_limit entries of a row's CSR part
+   (CSR, or HYB's tail). The rest of a longer row is cut into chunks of
+   FUSED_LONG_CHUNK entries that warps sum side by side before the product,
+   so that no kernel waits for one thread to sum a row of thousands
+   (src/cuda/longrows.cu). The limit follows the distribution: a few times
+   the mean length of the CSR part, and at least FUSED_LONG_ROW_MIN.
+
    The automatic choice never takes more than 1.3x the CSR bytes. */
 #ifndef FUSEDFORMAT_H
 #define FUSEDFORMAT_H
@@ -31,6 +38,12 @@ enum { FUSED_FORMAT_AUTO, FUSED_FORMAT_CSR, FUSED_FORMAT_DIA, FUSED_FORMAT_ELL, 
 #define FUSED_DIA_MAX 64
 /* most storage the automatic choice accepts, relative to CSR */
 #define FUSED_FORMAT_MAX_GROWTH 1.3
+/* a thread sums at least this many entries of a row's CSR part; longer
+   rows than FUSED_LONG_ROW_MEANS times the mean are long as well */
+#define FUSED_LONG_ROW_MIN   32
+#define FUSED_LONG_ROW_MEANS 8
+/* entries of a long row's rest that one warp sums: 8 a lane */
+#define FUSED_LONG_CHUNK 256
 
 typedef struct {
   int     format, n;
@@ -43,6 +56,8 @@ typedef struct {
   double *val;
   size_t  bytes;                         /* what the device will hold */
   size_t  csr_bytes;                     /* the same matrix in CSR */
+  int     long_limit, nlong;             /* the long rows of the CSR part (FusedLayout) */
+  size_t  long_entries;
 } FusedFormat;
 
 /* What the choice of format reads from the pattern: the host builder and the
@@ -60,7 +75,14 @@ typedef struct {
   int    format, K; /* K: ELL width (ELL, HYB) */
   size_t tail;      /* entries kept in CSR (the CSR format, or HYB's rest) */
   size_t bytes, csr_bytes;
+  /* rows whose CSR part is longer than long_limit: how many, how many of
+     their entries lie past the limit, in how many chunks */
+  int    long_limit, nlong;
+  size_t long_entries, long_chunks;
 } FusedLayout;
+
+/* The long-row limit of a CSR block of n rows and entries entries */
+int FusedLongRowLimit(size_t n, size_t entries);
 
 /* The storage for requested (FUSED_FORMAT_AUTO: the smallest that is fast,
    never above FUSED_FORMAT_MAX_GROWTH x CSR); 1 with a message when it cannot be (DIA with too many diagonals) */

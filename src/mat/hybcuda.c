@@ -407,6 +407,8 @@ static PetscErrorCode MatView_HYBCUDA(Mat A, PetscViewer viewer)
     if (fmt == FUSED_FORMAT_ELL || fmt == FUSED_FORMAT_HYB) PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, ", ELL width K = %d", width));
     if (fmt == FUSED_FORMAT_HYB) PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, ", %zu entries in the CSR tail", FusedDevMatTailEntries(h->dev)));
     PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "; %zu device bytes (%.2fx CSR)%s; -mat_hybcuda_format %s\n", bytes, (double)bytes / (double)FusedDevMatCSRBytes(h->dev), nghost ? ", with the off-diagonal block and its ghost values" : "", FusedFormatNames[h->format]));
+    FusedDevMatDescribeLongRows(h->dev, name, sizeof(name));
+    PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] %s\n", PetscGlobalRank, name));
     PetscCall(PetscViewerFlush(viewer));
     PetscCall(PetscViewerASCIIPopSynchronized(viewer));
   }
