@@ -3,6 +3,7 @@
    and on matrices from files.
 
      build/examples/bench [-sizes2d 100,316,1000,2000,4000] [-sizes3d 64,160,252] [-f a.mtx,b.mtx]
+                          [-arrow rows,...] [-powerlaw rows,...] (irregular: problems.h)
                           [-methods pcgfused,pbcgsfused,pgmresfused] [-its 200]
                           [-csv out.csv] [-label gpu]
 
@@ -164,6 +165,7 @@ static PetscErrorCode TimeMethod(Mat A, Vec b, const char *type, PetscInt its, P
 int main(int argc, char **argv)
 {
   PetscInt    sizes2d[MAX_ITEMS] = {100, 316, 1000, 2000, 4000}, sizes3d[MAX_ITEMS] = {64, 160, 252}, n2 = 5, n3 = 3, nm = 3, nf = 0, its = 200, reps = 3, i, m;
+  PetscInt    arrows[MAX_ITEMS], powerlaws[MAX_ITEMS], na = MAX_ITEMS, np = MAX_ITEMS;
   char       *methods[MAX_ITEMS], *files[MAX_ITEMS], csvpath[PETSC_MAX_PATH_LEN] = "", label[64] = "";
   PetscBool   set, gpu, on_device;
   PetscInt    ndefault;
@@ -203,6 +205,10 @@ int main(int argc, char **argv)
   nf = MAX_ITEMS;
   PetscCall(PetscOptionsStringArray("-f", "Matrix files", "", files, &nf, &set));
   if (!set) nf = 0;
+  PetscCall(PetscOptionsIntArray("-arrow", "Rows of arrow matrices (one dense row and column)", "", arrows, &na, &set));
+  if (!set) na = 0;
+  PetscCall(PetscOptionsIntArray("-powerlaw", "Rows of power-law matrices (hubs' rows of 1/k lengths)", "", powerlaws, &np, &set));
+  if (!set) np = 0;
   PetscCall(PetscOptionsInt("-its", "Iterations per timed solve", "", its, &its, NULL));
   PetscCall(PetscOptionsInt("-reps", "Timed solves of each length; the fastest counts", "", reps, &reps, NULL));
   PetscCheck(its >= 1 && reps >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-its %" PetscInt_FMT " and -reps %" PetscInt_FMT " must be at least 1", its, reps);
@@ -226,7 +232,7 @@ int main(int argc, char **argv)
     PetscCall(PetscFPrintf(PETSC_COMM_WORLD, csv, "label,device,ranks,problem,rows,method,its,us_per_iter,floor_us,bandwidth_GBs,per_solve_ms,backend\n"));
   }
 
-  for (i = 0; i < n2 + n3 + nf; i++) {
+  for (i = 0; i < n2 + n3 + na + np + nf; i++) {
     Mat       A;
     Vec       xstar, b;
     char      pname[PETSC_MAX_PATH_LEN];
@@ -240,11 +246,15 @@ int main(int argc, char **argv)
     } else if (i < n2 + n3) {
       PetscCall(ProblemCreate(PETSC_COMM_WORLD, PROBLEM_LAP3D, sizes3d[i - n2], &A));
       PetscCall(PetscSNPrintf(pname, sizeof(pname), "lap3d-%" PetscInt_FMT, sizes3d[i - n2]));
+    } else if (i < n2 + n3 + na + np) {
+      const PetscBool arrow = (PetscBool)(i < n2 + n3 + na);
+      const PetscInt  rows  = arrow ? arrows[i - n2 - n3] : powerlaws[i - n2 - n3 - na];
+      PetscCall(ProblemCreate(PETSC_COMM_WORLD, arrow ? PROBLEM_ARROW : PROBLEM_POWERLAW, rows, &A));
+      PetscCall(PetscSNPrintf(pname, sizeof(pname), "%s-%" PetscInt_FMT, arrow ? "arrow" : "powerlaw", rows));
     } else {
-      const char *base;
-      PetscCall(ProblemLoad(PETSC_COMM_WORLD, files[i - n2 - n3], &A));
-      base = strrchr(files[i - n2 - n3], '/');
-      PetscCall(PetscStrncpy(pname, base ? base + 1 : files[i - n2 - n3], sizeof(pname)));
+      const char *file = files[i - n2 - n3 - na - np], *base = strrchr(file, '/');
+      PetscCall(ProblemLoad(PETSC_COMM_WORLD, file, &A));
+      PetscCall(PetscStrncpy(pname, base ? base + 1 : file, sizeof(pname)));
     }
     PetscCall(MatGetSize(A, &rows, NULL));
     PetscCall(ProblemExactSolution(A, &xstar, &b));

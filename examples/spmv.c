@@ -4,6 +4,7 @@
    the cost of getting the matrix there.
 
      build/examples/spmv [-sizes2d 1000,2000] [-sizes3d 100,160] [-f a.mtx,b.mtx]
+                         [-arrow rows,...] [-powerlaw rows,...] (irregular: problems.h)
                          [-reps 200] [-csv out.csv] [-label h100]
 
    For each matrix (one rank, one GPU):
@@ -248,6 +249,8 @@ static PetscErrorCode BenchMatrix(Mat A, PetscInt reps, double copy_bw, Result *
 int main(int argc, char **argv)
 {
   PetscInt    sizes2d[MAX_ITEMS] = {1000, 2000}, sizes3d[MAX_ITEMS] = {100, 160}, n2 = MAX_ITEMS, n3 = MAX_ITEMS, nf = MAX_ITEMS, reps = 200, ndev;
+  PetscInt    arrows[MAX_ITEMS], powerlaws[MAX_ITEMS], na = MAX_ITEMS, np = MAX_ITEMS;
+  PetscBool   seta, setp;
   PetscBool   set2, set3;
   char       *files[MAX_ITEMS], csvpath[PETSC_MAX_PATH_LEN] = "", label[64] = "", devname[256], reason[256];
   PetscReal   copy_bw;
@@ -262,12 +265,16 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsIntArray("-sizes2d", "2D Laplacian sides", "", sizes2d, &n2, &set2));
   PetscCall(PetscOptionsIntArray("-sizes3d", "3D Laplacian sides", "", sizes3d, &n3, &set3));
   PetscCall(PetscOptionsStringArray("-f", "Matrix Market files", "", files, &nf, NULL));
+  PetscCall(PetscOptionsIntArray("-arrow", "Rows of arrow matrices (one dense row and column)", "", arrows, &na, &seta));
+  PetscCall(PetscOptionsIntArray("-powerlaw", "Rows of power-law matrices (hubs' rows of 1/k lengths)", "", powerlaws, &np, &setp));
   PetscCall(PetscOptionsInt("-reps", "Timed products per case (median)", "", reps, &reps, NULL));
   PetscCall(PetscOptionsString("-csv", "Append the results to this CSV file", "", csvpath, csvpath, sizeof(csvpath), NULL));
   PetscCall(PetscOptionsString("-label", "Label of this run in the CSV", "", label, label, sizeof(label), NULL));
   PetscOptionsEnd();
   if (!set2) n2 = 2;
   if (!set3) n3 = 2;
+  if (!seta) na = 0;
+  if (!setp) np = 0;
   PetscCheck(reps >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-reps %" PetscInt_FMT " must be at least 1", reps);
   PetscCall(PetscFusedCUDADeviceCount(&ndev, reason, sizeof(reason)));
   PetscCheck(ndev > 0, PETSC_COMM_WORLD, PETSC_ERR_SUP_SYS, "spmv needs a CUDA device: %s", reason);
@@ -280,7 +287,7 @@ int main(int argc, char **argv)
     PetscCall(PetscFOpen(PETSC_COMM_WORLD, csvpath, "a", &csv));
     PetscCall(PetscFPrintf(PETSC_COMM_WORLD, csv, "label,device,matrix,rows,nnz,format,width,mem_ratio,ours_us,cusparse_us,cusparse_alg,floor_us,copy_fraction,build_ms,build_target_ms,pcie_ms,pcie_pinned_ms,max_rel_diff\n"));
   }
-  for (PetscInt c = 0; c < n2 + n3 + nf; c++) {
+  for (PetscInt c = 0; c < n2 + n3 + na + np + nf; c++) {
     Mat      A;
     Result   r;
     char     name[PETSC_MAX_PATH_LEN];
@@ -294,11 +301,15 @@ int main(int argc, char **argv)
     } else if (c < n2 + n3) {
       PetscCall(ProblemCreate(PETSC_COMM_SELF, PROBLEM_LAP3D, sizes3d[c - n2], &A));
       PetscCall(PetscSNPrintf(name, sizeof(name), "lap3d-%" PetscInt_FMT, sizes3d[c - n2]));
+    } else if (c < n2 + n3 + na + np) {
+      const PetscBool arrow = (PetscBool)(c < n2 + n3 + na);
+      const PetscInt  rows  = arrow ? arrows[c - n2 - n3] : powerlaws[c - n2 - n3 - na];
+      PetscCall(ProblemCreate(PETSC_COMM_SELF, arrow ? PROBLEM_ARROW : PROBLEM_POWERLAW, rows, &A));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "%s-%" PetscInt_FMT, arrow ? "arrow" : "powerlaw", rows));
     } else {
-      const char *base;
-      PetscCall(ProblemLoad(PETSC_COMM_SELF, files[c - n2 - n3], &A));
-      base = strrchr(files[c - n2 - n3], '/');
-      PetscCall(PetscStrncpy(name, base ? base + 1 : files[c - n2 - n3], sizeof(name)));
+      const char *file = files[c - n2 - n3 - na - np], *base = strrchr(file, '/');
+      PetscCall(ProblemLoad(PETSC_COMM_SELF, file, &A));
+      PetscCall(PetscStrncpy(name, base ? base + 1 : file, sizeof(name)));
     }
     PetscCall(MatGetSize(A, &N, NULL));
     PetscCall(MatGetInfo(A, MAT_LOCAL, &info));

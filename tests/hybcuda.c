@@ -4,7 +4,8 @@
    device copy against AIJ's, within 1e-14 of the largest entry of the result;
    then re-assembly with the same pattern (values only) and with a new
    entry, MatScale, MatShift, MatDuplicate and MatConvert back to AIJ. Runs on
-   any number of ranks (mpihybcuda on several).
+   any number of ranks (mpihybcuda on several). Besides the files: three
+   stencils, an arrow and a power-law matrix (long rows).
      hybcuda [-f a.mtx,b.mtx]
    With -oom_rows n (one rank), only the device-memory-exhausted check. */
 #include "problems.h"
@@ -280,6 +281,15 @@ int main(int argc, char **argv)
   PetscCall(MatDestroy(&A));
   PetscCall(ProblemCreate(PETSC_COMM_WORLD, PROBLEM_CONVDIFF, 30, &A));
   PetscCall(CheckMatrix(A, "convdiff-30", PETSC_TRUE));
+  PetscCall(MatDestroy(&A));
+  /* long rows (their rest summed by warps in chunks), and their transposes' long columns */
+  PetscCall(ProblemCreate(PETSC_COMM_WORLD, PROBLEM_ARROW, 2000, &A));
+  PetscCall(CheckMatrix(A, "arrow-2000", PETSC_FALSE));
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscOptionsSetValue(NULL, "-problem_longest", "1500"));
+  PetscCall(ProblemCreate(PETSC_COMM_WORLD, PROBLEM_POWERLAW, 6000, &A));
+  PetscCall(PetscOptionsClearValue(NULL, "-problem_longest"));
+  PetscCall(CheckMatrix(A, "powerlaw-6000", PETSC_FALSE));
   PetscCall(MatDestroy(&A));
   for (i = 0; i < nf; i++) {
     const char *base = strrchr(files[i], '/');
