@@ -295,6 +295,7 @@ int main(int argc, char **argv)
     MatInfo  info;
     double   target;
 
+    if ((c < n2 && sizes2d[c] <= 0) || (c >= n2 && c < n2 + n3 && sizes3d[c - n2] <= 0)) continue; /* 0: none of that kind */
     if (c < n2) {
       PetscCall(ProblemCreate(PETSC_COMM_SELF, PROBLEM_LAP2D, sizes2d[c], &A));
       PetscCall(PetscSNPrintf(name, sizeof(name), "lap2d-%" PetscInt_FMT, sizes2d[c]));

@@ -7,6 +7,8 @@
 # examples/bench) and this one alternating, ROUNDS times, into ${OUT:-out}.
 set -e
 . /opt/ob/env.sh
+# this build's library first: the bundle may carry an older copy
+export LD_LIBRARY_PATH=$PWD/lib:$LD_LIBRARY_PATH
 out=${OUT:-out}; mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.txt"
 real=tests/data/circuit_1.mtx,tests/data/memplus.mtx,tests/data/bcsstk08.mtx
