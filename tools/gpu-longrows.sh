@@ -1,24 +1,35 @@
 #!/bin/bash
 # On the GPU host, after tools/gpu-session.sh has unpacked the bundle: the
-# long-row work (issue 22) in one call. The SpMV benchmark and the solver
-# benchmark on the irregular matrices (generated arrow and power-law
-# matrices of 10^5 to 10^7 rows, and the real ones with long rows), then the
-# stencils per iteration with the build before the change ($BASE: lib/ and
-# examples/bench) and this one alternating, ROUNDS times, into ${OUT:-out}.
+# long-row work (issue 22) in one call, into ${OUT:-out}.
+#   FULL=1: the SpMV benchmark and the solver benchmark on the irregular
+#           matrices (generated arrow and power-law matrices of $SIZES rows,
+#           default 10^5 to 10^7, and the real ones with long rows).
+#   VARIANTS="name:dir ...": per iteration on the stencils and the smaller
+#           irregular matrices, each earlier build (dir: lib/ and
+#           examples/bench) and this one alternating, ROUNDS times (2), all
+#           into ab.txt and ab.csv.
 set -e
 . /opt/ob/env.sh
-# this build's library first: the bundle may carry an older copy
-export LD_LIBRARY_PATH=$PWD/lib:$LD_LIBRARY_PATH
 out=${OUT:-out}; mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.txt"
 real=tests/data/circuit_1.mtx,tests/data/memplus.mtx,tests/data/bcsstk08.mtx
 sizes=${SIZES:-100000,1000000,10000000}
-build/examples/spmv -sizes2d 1000 -sizes3d 160 -arrow "$sizes" -powerlaw "$sizes" -f "$real" -reps 50 -csv "$out/spmv.csv" -label h100 > "$out/spmv.txt" 2>&1 || echo "spmv failed: $?" >> "$out/spmv.txt"
-build/examples/bench -sizes2d 100,316,1000 -sizes3d 0 -arrow "$sizes" -powerlaw "$sizes" -f "$real" -its 50 -methods pcgfused,pbcgsfused,pgmresfused -csv "$out/bench.csv" -label h100 > "$out/bench.txt" 2>&1 || echo "bench failed: $?" >> "$out/bench.txt"
-if [ -n "$BASE" ]; then
-  args="-sizes2d 100,1000 -sizes3d 160 -its 200 -methods pcgfused,pbcgsfused,pgmresfused"
+methods=pcgfused,pbcgsfused,pgmresfused
+if [ -n "$FULL" ]; then
+  # this build's library first: the bundle may carry an older copy
+  export LD_LIBRARY_PATH=$PWD/lib:$LD_LIBRARY_PATH
+  build/examples/spmv -sizes2d 1000 -sizes3d 160 -arrow "$sizes" -powerlaw "$sizes" -f "$real" -reps 50 -csv "$out/spmv.csv" -label h100 > "$out/spmv.txt" 2>&1 || echo "spmv failed: $?" >> "$out/spmv.txt"
+  build/examples/bench -sizes2d 100,316,1000 -sizes3d 0 -arrow "$sizes" -powerlaw "$sizes" -f "$real" -its 50 -methods $methods -csv "$out/bench.csv" -label h100 > "$out/bench.txt" 2>&1 || echo "bench failed: $?" >> "$out/bench.txt"
+fi
+if [ -n "$VARIANTS" ]; then
   for round in $(seq 1 "${ROUNDS:-2}"); do
-    LD_LIBRARY_PATH=$BASE/lib:$LD_LIBRARY_PATH "$BASE/examples/bench" $args -csv "$out/stencils.csv" -label "before-$round" > "$out/stencils-before-$round.txt" 2>&1
-    LD_LIBRARY_PATH=$PWD/lib:$LD_LIBRARY_PATH build/examples/bench $args -csv "$out/stencils.csv" -label "after-$round" > "$out/stencils-after-$round.txt" 2>&1
+    for v in $VARIANTS this:.; do
+      name=${v%%:*}; dir=${v#*:}
+      if [ "$name" = this ]; then lib=$PWD/lib bench=build/examples/bench; else lib=$dir/lib bench=$dir/examples/bench; fi
+      for args in "-sizes2d 100,1000 -sizes3d 160 -its 200" "-sizes2d 0 -sizes3d 0 -arrow 100000,1000000 -powerlaw 100000,1000000 -its 50"; do
+        echo "== $name round $round: $args" >> "$out/ab.txt"
+        LD_LIBRARY_PATH=$lib:$LD_LIBRARY_PATH "$bench" $args -methods $methods -csv "$out/ab.csv" -label "$name-$round" 2>&1 | grep -E "GPU|CPU|rror" >> "$out/ab.txt" || true
+      done
+    done
   done
 fi

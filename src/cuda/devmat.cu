@@ -243,7 +243,7 @@ extern "C" void FusedDevMatDescribeLongRows(FusedDevMat A, char *text, size_t le
   if (!len) return;
   if (A->view.format == FUSED_FORMAT_DIA || A->view.format == FUSED_FORMAT_ELL) at = snprintf(text, len, "long rows: none (every row in the %s part)", A->view.format == FUSED_FORMAT_DIA ? "DIA" : "ELL");
   else if (!A->lrows.nlong) at = snprintf(text, len, "long rows: none (no CSR part of a row over %d entries, which one thread sums)", FusedLongRowLimit((size_t)A->view.n, A->tail));
-  else at = snprintf(text, len, "long rows: %d with CSR parts over %d entries, whose rest warps sum in %d chunks of %d", A->lrows.nlong, A->lrows.limit, A->lrows.nchunks, FUSED_LONG_CHUNK);
+  else at = snprintf(text, len, "long rows: %d with CSR parts over %d entries, whose rest warps sum in %d chunks (of %d entries, more where a row would have over %d)", A->lrows.nlong, A->lrows.limit, A->lrows.nchunks, FUSED_LONG_CHUNK, FUSED_LONG_MAX_CHUNKS);
   if (A->glong.nlong && at > 0 && (size_t)at < len) snprintf(text + at, len - (size_t)at, "; off-process block: %d over %d entries, in %d chunks", A->glong.nlong, A->glong.limit, A->glong.nchunks);
 }
 

@@ -33,12 +33,17 @@ int FusedMalloc(void **ptr, size_t bytes, const char *what);
 #define FUSED_WIDE_BLOCK   512
 #define FUSED_SINGLE_LOADS 5
 
+/* ELL columns whose loads a row product issues together */
+#ifndef FUSED_ELL_BATCH
+  #define FUSED_ELL_BATCH 4
+#endif
+
 /* Diagonal offsets carried in the kernel arguments (constant bank) up to this many */
 #define FUSED_DIA_INLINE 16
 
 /* The long rows of a CSR block (fusedformat.h): a thread sums the first
    limit entries of each row, and the rest of the nlong longer ones is cut
-   into nchunks chunks of FUSED_LONG_CHUNK entries, which warps sum before
+   into nchunks chunks (fusedformat.h: FusedLongChunks()), which warps sum before
    the product (FusedLongRowsSum()); the product then adds sum[slot[i]].
    Built on the device from the block's row starts (src/cuda/longrows.cu). */
 struct FusedLongRows {
@@ -360,7 +365,24 @@ __device__ __forceinline__ double FusedRowProductOf(const FusedMatView &A, const
     }
   } else {
     /* ELL part (coalesced: consecutive rows, consecutive addresses), then the CSR rows or HYB's tail */
-    for (int k = 0; k < A.K; k++) s += A.eval[(size_t)k * A.n + i] * x(A.ecol[(size_t)k * A.n + i]);
+    /* FUSED_ELL_BATCH columns' loads, then their entries of x, then the
+       terms in order: a wait for memory per batch, not per column */
+    for (int k0 = 0; k0 < A.K; k0 += FUSED_ELL_BATCH) {
+      int    c[FUSED_ELL_BATCH];
+      double a[FUSED_ELL_BATCH], xv[FUSED_ELL_BATCH];
+#pragma unroll
+      for (int q = 0; q < FUSED_ELL_BATCH; q++)
+        if (k0 + q < A.K) {
+          c[q] = A.ecol[(size_t)(k0 + q) * A.n + i];
+          a[q] = A.eval[(size_t)(k0 + q) * A.n + i];
+        }
+#pragma unroll
+      for (int q = 0; q < FUSED_ELL_BATCH; q++)
+        if (k0 + q < A.K) xv[q] = x(c[q]);
+#pragma unroll
+      for (int q = 0; q < FUSED_ELL_BATCH; q++)
+        if (k0 + q < A.K) s += a[q] * xv[q];
+    }
     if (A.rowptr) {
       const int  b = A.rowptr[i], e = A.rowptr[i + 1];
       const bool is_long = e - b > A.lrows.limit; /* the rest was summed before (FusedLongRowsSum) */
@@ -388,7 +410,7 @@ __device__ __forceinline__ double FusedWarpSum(double v)
 }
 
 /* The entries of long rows past the limit, times x: warp w of the grid sums
-   chunks w, w + warps, ... (8 entries a lane, then a shuffle tree), and a
+   chunks w, w + warps, ... (8 entries a lane or more, then a shuffle tree), and a
    row of one chunk has its sum at once; of a row of several, the warp of
    its last chunk to finish adds the chunks' sums in order. The sums are
    the same from run to run, whichever warp makes them. The product that
@@ -400,7 +422,8 @@ __device__ __forceinline__ void FusedLongRowsSum(const FusedLongRows &L, const i
   const int lane = threadIdx.x & 31, warps = gridDim.x * (blockDim.x >> 5);
   for (int c = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); c < L.nchunks; c += warps) {
     const int s = L.chunk_slot[c], i = L.row[s], c0 = L.first_chunk[s], nch = L.first_chunk[s + 1] - c0;
-    const int b = rowptr[i] + L.limit + (c - c0) * FUSED_LONG_CHUNK, e = min(b + FUSED_LONG_CHUNK, rowptr[i + 1]);
+    const int start = rowptr[i] + L.limit, end = rowptr[i + 1], size = (end - start + nch - 1) / nch; /* FUSED_LONG_CHUNK, or more where the chunks are capped */
+    const int b = start + (c - c0) * size, e = min(b + size, end);
     double    v = 0.0;
 #pragma unroll 8
     for (int k = b + lane; k < e; k += 32) v += val[k] * x(col[k]);

@@ -14,7 +14,7 @@ __global__ static void LongRowsCountKernel(int n, const int *rowptr, int limit, 
   {
     const int rest = i < n ? rowptr[i + 1] - rowptr[i] - limit : 0;
     flags[i]       = rest > 0;
-    chunks[i]      = rest > 0 ? (rest + FUSED_LONG_CHUNK - 1) / FUSED_LONG_CHUNK : 0;
+    chunks[i]      = rest > 0 ? (int)FusedLongChunks((size_t)rest) : 0;
   }
 }
 

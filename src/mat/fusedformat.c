@@ -56,7 +56,7 @@ static void LongRows(const FusedPattern *p, FusedLayout *L)
     const size_t rest = (size_t)(len - K - L->long_limit);
     L->nlong += (int)p->rowlen_count[len];
     L->long_entries += (size_t)p->rowlen_count[len] * rest;
-    L->long_chunks += (size_t)p->rowlen_count[len] * ((rest + FUSED_LONG_CHUNK - 1) / FUSED_LONG_CHUNK);
+    L->long_chunks += (size_t)p->rowlen_count[len] * FusedLongChunks(rest);
   }
 }
 

@@ -42,8 +42,24 @@ enum { FUSED_FORMAT_AUTO, FUSED_FORMAT_CSR, FUSED_FORMAT_DIA, FUSED_FORMAT_ELL, 
    rows than FUSED_LONG_ROW_MEANS times the mean are long as well */
 #define FUSED_LONG_ROW_MIN   32
 #define FUSED_LONG_ROW_MEANS 8
-/* entries of a long row's rest that one warp sums: 8 a lane */
-#define FUSED_LONG_CHUNK 256
+/* entries of a long row's rest that one warp sums: 8 a lane; a row's rest
+   of more than FUSED_LONG_MAX_CHUNKS chunks is cut into that many larger
+   ones, of equal size: every chunk of a row ends in one counter that
+   orders them, and thousands of warps on one counter waited for each
+   other (H100, arrow of 10^7 rows) */
+#define FUSED_LONG_CHUNK      256
+#define FUSED_LONG_MAX_CHUNKS 1024
+/* the chunks of a rest of rest entries (on the host and in CUDA kernels) */
+#if defined(__CUDACC__)
+  #define FUSED_HOST_DEVICE __host__ __device__
+#else
+  #define FUSED_HOST_DEVICE
+#endif
+static inline FUSED_HOST_DEVICE size_t FusedLongChunks(size_t rest)
+{
+  const size_t c = (rest + FUSED_LONG_CHUNK - 1) / FUSED_LONG_CHUNK;
+  return c < FUSED_LONG_MAX_CHUNKS ? c : FUSED_LONG_MAX_CHUNKS;
+}
 
 typedef struct {
   int     format, n;
