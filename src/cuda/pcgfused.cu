@@ -227,7 +227,7 @@ __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, Fus
    owners' update; r, p and y therefore alternate between v's vectors and
    the spare ones (three of length n), and so do the partial sums, so that
    nothing a slower block still reads is overwritten. */
-template <bool JACOBI, int BLOCK>
+template <bool JACOBI, int BLOCK, bool LONG_ROWS>
 __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist)
 {
   cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
@@ -270,14 +270,14 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
     const double          alpha = rz / py, beta = PCGBeta(rz, alpha, s[YW], s[YZ]);
     const PCGNext<JACOBI> next  = {r_last, y_last, p_last, v.d, alpha, beta};
     double                acc[NSUMS] = {0.0, 0.0, 0.0, 0.0, 0.0};
-    if (A.lrows.nchunks) { /* the long rows' rest first: the product below reads it */
+    if constexpr (LONG_ROWS) { /* the long rows' rest first: the product below reads it */
       FusedLongRowsOf(A, next);
       grid.sync();
     }
     FUSED_GRID_LOOP(i, A.n)
     {
       double       zi;
-      const double yi = FusedRowProductOf(A, next, i);
+      const double yi = FusedRowProductOf<PCGNext<JACOBI>, LONG_ROWS>(A, next, i);
       const double pi = PCGUpdateRowTo(v, next, i, r_next, p_next, acc, &zi);
       y_next[i]       = yi;
       acc[PY] += pi * yi;
@@ -290,6 +290,14 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
     FusedSwap(p_last, p_next);
     FusedSwap(y_last, y_next);
   }
+}
+
+/* the single kernel for the block size, the PC and whether there are long rows */
+template <bool LONG_ROWS>
+static const void *PCGSingleKernelFor(int block, bool jacobi)
+{
+  if (block == FUSED_BLOCK) return jacobi ? (const void *)PCGSingleKernel<true, FUSED_BLOCK, LONG_ROWS> : (const void *)PCGSingleKernel<false, FUSED_BLOCK, LONG_ROWS>;
+  return jacobi ? (const void *)PCGSingleKernel<true, FUSED_WIDE_BLOCK, LONG_ROWS> : (const void *)PCGSingleKernel<false, FUSED_WIDE_BLOCK, LONG_ROWS>;
 }
 
 extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero)
@@ -384,7 +392,7 @@ extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v,
     void        *kargs[] = {&view, &vecs, &spare, &part, &ctx->sums, &ctx->state, &ctx->hist};
     if (int err = FusedCUDAEnsureLoopVectors(ctx, 3, &spare)) return err;
     const int   block  = FusedSingleKernelBlock(ctx);
-    const void *kernel = block == FUSED_BLOCK ? (v->d ? (const void *)PCGSingleKernel<true, FUSED_BLOCK> : (const void *)PCGSingleKernel<false, FUSED_BLOCK>) : (v->d ? (const void *)PCGSingleKernel<true, FUSED_WIDE_BLOCK> : (const void *)PCGSingleKernel<false, FUSED_WIDE_BLOCK>);
+    const void *kernel = view.lrows.nchunks ? PCGSingleKernelFor<true>(block, v->d != NULL) : PCGSingleKernelFor<false>(block, v->d != NULL);
     return FusedCUDARunSingleKernel(ctx, kernel, block, NSUMS, 0, conv, it0, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
