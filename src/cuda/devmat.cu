@@ -243,7 +243,7 @@ extern "C" void FusedDevMatDescribeLongRows(FusedDevMat A, char *text, size_t le
   if (!len) return;
   if (A->view.format == FUSED_FORMAT_DIA || A->view.format == FUSED_FORMAT_ELL) at = snprintf(text, len, "long rows: none (every row in the %s part)", A->view.format == FUSED_FORMAT_DIA ? "DIA" : "ELL");
   else if (!A->lrows.nlong) at = snprintf(text, len, "long rows: none (no CSR part of a row over %d entries, which one thread sums)", FusedLongRowLimit((size_t)A->view.n, A->tail));
-  else at = snprintf(text, len, "long rows: %d with CSR parts over %d entries, whose rest warps sum in %d chunks (of %d entries, more where a row would have over %d)", A->lrows.nlong, A->lrows.limit, A->lrows.nchunks, FUSED_LONG_CHUNK, FUSED_LONG_MAX_CHUNKS);
+  else at = snprintf(text, len, "long rows: %d with CSR parts over %d entries, which warps sum in %d chunks (of %d entries, more where a row would have over %d)", A->lrows.nlong, A->lrows.limit, A->lrows.nchunks, FUSED_LONG_CHUNK, FUSED_LONG_MAX_CHUNKS);
   if (A->glong.nlong && at > 0 && (size_t)at < len) snprintf(text + at, len - (size_t)at, "; off-process block: %d over %d entries, in %d chunks", A->glong.nlong, A->glong.limit, A->glong.nchunks);
 }
 
@@ -283,19 +283,19 @@ __global__ static void FusedSpMVKernel(FusedMatView A, const double *__restrict_
 }
 
 /* CSR with lanes threads per row (a power of two up to 32): rows are read
-   by several threads side by side, coalesced, and summed by shuffles; of a
-   long row, the first lanes x limit entries (the rest was summed before) */
+   by several threads side by side, coalesced, and summed by shuffles; long
+   rows were summed before */
 __global__ static void FusedCSRVectorKernel(int n, int lanes, const int *__restrict__ rowptr, const int *__restrict__ col, const double *__restrict__ val, FusedLongRows L, const double *__restrict__ x, const double *__restrict__ z, double *__restrict__ y)
 {
   const int      lane = threadIdx.x & (lanes - 1);
   const unsigned group = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u) << ((threadIdx.x & 31) & ~(lanes - 1)); /* a row's threads, who leave the loop together */
   for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t / lanes < n; t += (long long)gridDim.x * blockDim.x) {
     const int  i = (int)(t / lanes), b = rowptr[i], e = rowptr[i + 1];
-    const bool is_long = e - b > L.limit;
+    const bool is_long = e - b > L.limit; /* summed before */
     double     s       = 0.0;
-    for (int k = b + lane; k < (is_long ? b + L.limit : e); k += lanes) s += val[k] * __ldg(&x[col[k]]);
+    for (int k = b + lane; k < (is_long ? b : e); k += lanes) s += val[k] * __ldg(&x[col[k]]);
     for (int o = lanes / 2; o > 0; o >>= 1) s += __shfl_down_sync(group, s, o, lanes);
-    if (is_long) s += L.sum[L.slot[i]];
+    if (is_long) s = L.sum[L.slot[i]];
     if (lane == 0) y[i] = z ? z[i] + s : s;
   }
 }

@@ -36,10 +36,10 @@ int FusedMalloc(void **ptr, size_t bytes, const char *what);
 /* Diagonal offsets carried in the kernel arguments (constant bank) up to this many */
 #define FUSED_DIA_INLINE 16
 
-/* The long rows of a CSR block (fusedformat.h): a thread sums the first
-   limit entries of each row, and the rest of the nlong longer ones is cut
-   into nchunks chunks (fusedformat.h: FusedLongChunks()), which warps sum before
-   the product (FusedLongRowsSum()); the product then adds sum[slot[i]].
+/* The long rows of a CSR block (fusedformat.h): a thread sums each row of
+   at most limit entries, and the nlong longer ones are cut into nchunks
+   chunks (fusedformat.h: FusedLongChunks()), which warps sum before the
+   product (FusedLongRowsSum()); the product then reads sum[slot[i]].
    Built on the device from the block's row starts (src/cuda/longrows.cu). */
 struct FusedLongRows {
   int           limit;       /* INT_MAX where no row is long */
@@ -48,7 +48,7 @@ struct FusedLongRows {
   const int    *row;         /* the row of slot s */
   const int    *first_chunk; /* slot s's chunks: first_chunk[s] .. first_chunk[s + 1] - 1 */
   const int    *chunk_slot;  /* the slot of chunk c */
-  double       *sum;         /* slot s's entries past the limit times x, for the product at hand */
+  double       *sum;         /* slot s's row times x, for the product at hand */
   double       *chunk_sum;   /* chunks of rows of several chunks */
   unsigned int *arrived;     /* chunks of slot s summed so far (the last one adds them up and resets it) */
 };
@@ -328,10 +328,10 @@ __device__ __forceinline__ double FusedRowProductGathered(const FusedMatView &A,
 /* Row i of the off-process block, whose entries are b .. e - 1 */
 __device__ __forceinline__ double FusedGhostRowProduct(const FusedMatView &A, int i, int b, int e)
 {
-  const bool is_long = e - b > A.glimit;
-  double     s       = 0.0;
-  for (int k = b; k < (is_long ? b + A.glimit : e); k++) s += A.gval[k] * A.ghost[A.gcol[k]];
-  return is_long ? s + A.gsum[A.gslot[i]] : s;
+  if (e - b > A.glimit) return A.gsum[A.gslot[i]]; /* summed before */
+  double s = 0.0;
+  for (int k = b; k < e; k++) s += A.gval[k] * A.ghost[A.gcol[k]];
+  return s;
 }
 
 /* LONG_ROWS false: the operator has no long rows (A.lrows.nchunks 0), and
@@ -367,9 +367,9 @@ __device__ __forceinline__ double FusedRowProductOf(const FusedMatView &A, const
     for (int k = 0; k < A.K; k++) s += A.eval[(size_t)k * A.n + i] * x(A.ecol[(size_t)k * A.n + i]);
     if (A.rowptr) {
       const int  b = A.rowptr[i], e = A.rowptr[i + 1];
-      const bool is_long = LONG_ROWS && e - b > A.lrows.limit; /* the rest was summed before (FusedLongRowsSum) */
-      for (int k = b; k < (is_long ? b + A.lrows.limit : e); k++) s += A.val[k] * x(A.col[k]);
-      if (is_long) s += A.lrows.sum[A.lrows.slot[i]];
+      if (LONG_ROWS && e - b > A.lrows.limit) s += A.lrows.sum[A.lrows.slot[i]]; /* summed before (FusedLongRowsSum) */
+      else
+        for (int k = b; k < e; k++) s += A.val[k] * x(A.col[k]);
     }
   }
   if (A.growptr) s += FusedGhostRowProduct(A, i, A.growptr[i], A.growptr[i + 1]);
@@ -391,7 +391,7 @@ __device__ __forceinline__ double FusedWarpSum(double v)
   return v;
 }
 
-/* The entries of long rows past the limit, times x: warp w of the grid sums
+/* The long rows times x: warp w of the grid sums
    chunks w, w + warps, ... (8 entries a lane or more, then a shuffle tree), and a
    row of one chunk has its sum at once; of a row of several, the warp of
    its last chunk to finish adds the chunks' sums in order. The sums are
@@ -404,7 +404,7 @@ __device__ __forceinline__ void FusedLongRowsSum(const FusedLongRows &L, const i
   const int lane = threadIdx.x & 31, warps = gridDim.x * (blockDim.x >> 5);
   for (int c = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); c < L.nchunks; c += warps) {
     const int s = L.chunk_slot[c], i = L.row[s], c0 = L.first_chunk[s], nch = L.first_chunk[s + 1] - c0;
-    const int start = rowptr[i] + L.limit, end = rowptr[i + 1], size = (end - start + nch - 1) / nch; /* FUSED_LONG_CHUNK, or more where the chunks are capped */
+    const int start = rowptr[i], end = rowptr[i + 1], size = (end - start + nch - 1) / nch; /* FUSED_LONG_CHUNK at most, or more where the chunks are capped */
     const int b = start + (c - c0) * size, e = min(b + size, end);
     double    v = 0.0;
 #pragma unroll 8

@@ -12,9 +12,9 @@ __global__ static void LongRowsCountKernel(int n, const int *rowptr, int limit, 
 {
   FUSED_GRID_LOOP(i, n + 1)
   {
-    const int rest = i < n ? rowptr[i + 1] - rowptr[i] - limit : 0;
-    flags[i]       = rest > 0;
-    chunks[i]      = rest > 0 ? (int)FusedLongChunks((size_t)rest) : 0;
+    const int len = i < n ? rowptr[i + 1] - rowptr[i] : 0;
+    flags[i]      = len > limit;
+    chunks[i]     = len > limit ? (int)FusedLongChunks((size_t)len) : 0;
   }
 }
 

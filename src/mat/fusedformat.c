@@ -53,7 +53,7 @@ static void LongRows(const FusedPattern *p, FusedLayout *L)
   L->long_limit = FusedLongRowLimit((size_t)p->n, L->tail);
   if (L->format != FUSED_FORMAT_CSR && L->format != FUSED_FORMAT_HYB) return;
   for (int len = K + L->long_limit + 1; len <= p->maxrow; len++) {
-    const size_t rest = (size_t)(len - K - L->long_limit);
+    const size_t rest = (size_t)(len - K);
     L->nlong += (int)p->rowlen_count[len];
     L->long_entries += (size_t)p->rowlen_count[len] * rest;
     L->long_chunks += (size_t)p->rowlen_count[len] * FusedLongChunks(rest);

@@ -10,8 +10,8 @@
           keep the rest in COO; a CSR tail keeps each row's sum in one thread,
           which the fused kernels need for their reductions.)
 
-   Long rows: one thread sums at most long_limit entries of a row's CSR part
-   (CSR, or HYB's tail). The rest of a longer row is cut into chunks of
+   Long rows: one thread sums a row's CSR part (CSR, or HYB's tail) of at
+   most long_limit entries. That of a longer row is cut into chunks of
    FUSED_LONG_CHUNK entries that warps sum side by side before the product,
    so that no kernel waits for one thread to sum a row of thousands
    (src/cuda/longrows.cu). The limit follows the distribution: a few times
@@ -38,9 +38,11 @@ enum { FUSED_FORMAT_AUTO, FUSED_FORMAT_CSR, FUSED_FORMAT_DIA, FUSED_FORMAT_ELL, 
 #define FUSED_DIA_MAX 64
 /* most storage the automatic choice accepts, relative to CSR */
 #define FUSED_FORMAT_MAX_GROWTH 1.3
-/* a thread sums at least this many entries of a row's CSR part; longer
-   rows than FUSED_LONG_ROW_MEANS times the mean are long as well */
-#define FUSED_LONG_ROW_MIN   32
+/* a row's CSR part of more than this many entries is long (one thread's
+   loads of a part of 32 held the H100's CG on a power-law matrix of 10^5
+   rows at 28 us per iteration), and so is one over FUSED_LONG_ROW_MEANS
+   times the mean */
+#define FUSED_LONG_ROW_MIN   16
 #define FUSED_LONG_ROW_MEANS 8
 /* entries of a long row's rest that one warp sums: 8 a lane; a row's rest
    of more than FUSED_LONG_MAX_CHUNKS chunks is cut into that many larger
@@ -91,8 +93,8 @@ typedef struct {
   int    format, K; /* K: ELL width (ELL, HYB) */
   size_t tail;      /* entries kept in CSR (the CSR format, or HYB's rest) */
   size_t bytes, csr_bytes;
-  /* rows whose CSR part is longer than long_limit: how many, how many of
-     their entries lie past the limit, in how many chunks */
+  /* rows whose CSR part is longer than long_limit: how many, their CSR
+     parts' entries, in how many chunks */
   int    long_limit, nlong;
   size_t long_entries, long_chunks;
 } FusedLayout;
