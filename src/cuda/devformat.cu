@@ -136,10 +136,22 @@ void FusedDevStorageFree(FusedDevStorage *S)
   memset(S, 0, sizeof(*S));
 }
 
-static int Grid(int n)
+int FusedBuildGrid(int n)
 {
   const int blocks = (n + FUSED_BLOCK - 1) / FUSED_BLOCK;
   return blocks < 1 ? 1 : (blocks < 65535 ? blocks : 65535);
+}
+
+int FusedExclusiveScan(int *a, int len)
+{
+  void  *scratch = NULL;
+  size_t scratch_bytes = 0;
+  FUSED_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, scratch_bytes, a, a, len));
+  if (int err = FusedMalloc(&scratch, scratch_bytes, "the scan's scratch space")) return err;
+  const cudaError_t e = cub::DeviceScan::ExclusiveSum(scratch, scratch_bytes, a, a, len);
+  (void)cudaFree(scratch);
+  if (e != cudaSuccess) return FusedCUDAFail(e, "cub::DeviceScan::ExclusiveSum", __FILE__, __LINE__);
+  return FUSED_CUDA_OK;
 }
 
 /* The pattern's scan, in two halves so that the values can go up between
@@ -167,10 +179,10 @@ static int ScanPatternBegin(int n, const int *d_rowptr, const int *d_col, int wa
     if ((err = FusedMalloc((void **)&scan->first_row, sizeof(int) * (2 * (size_t)n - 1), "the diagonals' first rows"))) return err;
     FUSED_CUDA_CHECK(cudaMemsetAsync(scan->first_row, 0x7f, sizeof(int) * (2 * (size_t)n - 1), 0)); /* 0x7f7f7f7f: no row yet */
   }
-  ScanPatternKernel<<<Grid(n), FUSED_BLOCK>>>(n, d_rowptr, d_col, want_diag, scan->first_row, scan->d_small, scan->d_small + 1);
+  ScanPatternKernel<<<FusedBuildGrid(n), FUSED_BLOCK>>>(n, d_rowptr, d_col, want_diag, scan->first_row, scan->d_small, scan->d_small + 1);
   FUSED_CUDA_CHECK_LAUNCH("ScanPatternKernel");
   if (want_diag) {
-    CollectDiagonalsKernel<<<Grid(2 * n - 1), FUSED_BLOCK>>>(n, scan->first_row, scan->d_small + 2, scan->d_small + 3, scan->d_small + 3 + FUSED_DIA_MAX);
+    CollectDiagonalsKernel<<<FusedBuildGrid(2 * n - 1), FUSED_BLOCK>>>(n, scan->first_row, scan->d_small + 2, scan->d_small + 3, scan->d_small + 3 + FUSED_DIA_MAX);
     FUSED_CUDA_CHECK_LAUNCH("CollectDiagonalsKernel");
   }
   return FUSED_CUDA_OK;
@@ -198,7 +210,7 @@ static int ScanPatternEnd(const int *d_rowptr, PatternScan *scan, FusedPattern *
   }
   if ((err = FusedMalloc((void **)&d_count, sizeof(unsigned int) * ((size_t)pat->maxrow + 1), "the row-length counts"))) goto done;
   TRY_CUDA(cudaMemset(d_count, 0, sizeof(unsigned int) * ((size_t)pat->maxrow + 1)));
-  RowLengthCountKernel<<<Grid(n), FUSED_BLOCK>>>(n, d_rowptr, pat->maxrow, d_count);
+  RowLengthCountKernel<<<FusedBuildGrid(n), FUSED_BLOCK>>>(n, d_rowptr, pat->maxrow, d_count);
   TRY_CUDA(cudaGetLastError()); /* RowLengthCountKernel */
   count = (unsigned int *)malloc(sizeof(unsigned int) * ((size_t)pat->maxrow + 1));
   if (!count) {
@@ -222,23 +234,15 @@ static void ScanPatternFree(PatternScan *scan)
 /* The tail of each row beyond K, in CSR */
 static int BuildTail(int n, const int *rowptr, const int *col, const double *val, int K, size_t tail, FusedDevStorage *S)
 {
-  void  *scratch = NULL;
-  size_t scratch_bytes = 0;
-  int    err;
+  int err;
 
   if ((err = FusedMalloc((void **)&S->rowptr, sizeof(int) * ((size_t)n + 1), "the operator's CSR tail"))) return err;
   if ((err = FusedMalloc((void **)&S->col, sizeof(int) * (tail + 1), "the operator's CSR tail"))) return err;
   if ((err = FusedMalloc((void **)&S->val, sizeof(double) * (tail + 1), "the operator's CSR tail"))) return err;
-  TailLengthKernel<<<Grid(n + 1), FUSED_BLOCK>>>(n, rowptr, K, S->rowptr);
+  TailLengthKernel<<<FusedBuildGrid(n + 1), FUSED_BLOCK>>>(n, rowptr, K, S->rowptr);
   FUSED_CUDA_CHECK_LAUNCH("TailLengthKernel");
-  FUSED_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, scratch_bytes, S->rowptr, S->rowptr, n + 1));
-  if ((err = FusedMalloc(&scratch, scratch_bytes, "the scan's scratch space"))) return err;
-  {
-    const cudaError_t e = cub::DeviceScan::ExclusiveSum(scratch, scratch_bytes, S->rowptr, S->rowptr, n + 1);
-    (void)cudaFree(scratch);
-    if (e != cudaSuccess) return FusedCUDAFail(e, "cub::DeviceScan::ExclusiveSum", __FILE__, __LINE__);
-  }
-  FillTailKernel<<<Grid(n), FUSED_BLOCK>>>(n, rowptr, col, val, K, S->rowptr, S->col, S->val);
+  if ((err = FusedExclusiveScan(S->rowptr, n + 1))) return err;
+  FillTailKernel<<<FusedBuildGrid(n), FUSED_BLOCK>>>(n, rowptr, col, val, K, S->rowptr, S->col, S->val);
   FUSED_CUDA_CHECK_LAUNCH("FillTailKernel");
   return FUSED_CUDA_OK;
 }
@@ -324,7 +328,7 @@ int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double 
   switch (S->layout.format) {
   case FUSED_FORMAT_DIA:
     if (n > 0 && S->ndiag > 0) {
-      FillDIAKernel<<<Grid(n), FUSED_BLOCK>>>(n, d_rowptr, d_col, d_val, S->ndiag, S->d_offsets, S->dval);
+      FillDIAKernel<<<FusedBuildGrid(n), FUSED_BLOCK>>>(n, d_rowptr, d_col, d_val, S->ndiag, S->d_offsets, S->dval);
       TRY_CUDA(cudaGetLastError()); /* FillDIAKernel */
     }
     break;
@@ -343,7 +347,7 @@ int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double 
     break;
   default: /* ELL, HYB */
     if (S->layout.K > 0) {
-      FillELLKernel<<<Grid(n), FUSED_BLOCK>>>(n, d_rowptr, d_col, d_val, S->layout.K, S->ecol, S->eval);
+      FillELLKernel<<<FusedBuildGrid(n), FUSED_BLOCK>>>(n, d_rowptr, d_col, d_val, S->layout.K, S->ecol, S->eval);
       TRY_CUDA(cudaGetLastError()); /* FillELLKernel */
     }
     if (S->layout.format == FUSED_FORMAT_HYB && (err = BuildTail(n, d_rowptr, d_col, d_val, S->layout.K, S->layout.tail, S))) goto done;
@@ -383,7 +387,7 @@ int FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, co
   case FUSED_FORMAT_DIA:
     FUSED_CUDA_CHECK(cudaMemsetAsync((double *)view->dval, 0, sizeof(double) * (size_t)view->ndiag * n, 0));
     if (view->ndiag > 0) {
-      FillDIAKernel<<<Grid(n), FUSED_BLOCK>>>(n, rowptr, col, val, view->ndiag, view->offsets, (double *)view->dval);
+      FillDIAKernel<<<FusedBuildGrid(n), FUSED_BLOCK>>>(n, rowptr, col, val, view->ndiag, view->offsets, (double *)view->dval);
       FUSED_CUDA_CHECK_LAUNCH("FillDIAKernel");
     }
     break;
@@ -393,11 +397,11 @@ int FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, co
     break;
   default: /* ELL, HYB */
     if (view->K > 0) {
-      FillELLKernel<<<Grid(n), FUSED_BLOCK>>>(n, rowptr, col, val, view->K, (int *)view->ecol, (double *)view->eval);
+      FillELLKernel<<<FusedBuildGrid(n), FUSED_BLOCK>>>(n, rowptr, col, val, view->K, (int *)view->ecol, (double *)view->eval);
       FUSED_CUDA_CHECK_LAUNCH("FillELLKernel");
     }
     if (view->format == FUSED_FORMAT_HYB && tail > 0) {
-      FillTailKernel<<<Grid(n), FUSED_BLOCK>>>(n, rowptr, col, val, view->K, view->rowptr, (int *)view->col, (double *)view->val);
+      FillTailKernel<<<FusedBuildGrid(n), FUSED_BLOCK>>>(n, rowptr, col, val, view->K, view->rowptr, (int *)view->col, (double *)view->val);
       FUSED_CUDA_CHECK_LAUNCH("FillTailKernel");
     }
   }

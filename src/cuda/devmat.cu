@@ -229,14 +229,6 @@ extern "C" int FusedDevMatSetHalo(FusedDevMat A, int nsend, const int *send_idx,
   return FUSED_CUDA_OK;
 }
 
-extern "C" void FusedDevMatGetLongRows(FusedDevMat A, int *nlong, int *limit, int *gnlong, int *glimit)
-{
-  if (nlong) *nlong = A->lrows.nlong;
-  if (limit) *limit = A->lrows.nlong ? A->lrows.limit : 0;
-  if (gnlong) *gnlong = A->glong.nlong;
-  if (glimit) *glimit = A->glong.nlong ? A->glong.limit : 0;
-}
-
 extern "C" void FusedDevMatDescribeLongRows(FusedDevMat A, char *text, size_t len)
 {
   int at;
@@ -306,8 +298,7 @@ static int LaunchProduct(FusedDevMat A, const double *x, const double *z, double
 {
   const int    n    = A->view.n;
   const double mean = n ? (double)A->tail / n : 0.0;
-  if (int err = FusedLongRowsLaunch(A->view, x, stream)) return err;
-  if (int err = FusedLongGhostRowsLaunch(A, stream)) return err;
+  if (int err = FusedLongRowsBefore(A, x, stream)) return err;
   if (A->view.format == FUSED_FORMAT_CSR && !A->view.growptr && mean > 2.0) {
     int lanes = 2;
     while (lanes < 32 && lanes < mean) lanes *= 2;

@@ -38,10 +38,7 @@ int    FusedDevMatSetHalo(FusedDevMat A, int nsend, const int *send_idx, double 
 void   FusedDevMatGetInfo(FusedDevMat A, int *format, int *ndiag_or_width, size_t *bytes, int *nghost); /* ndiag for DIA, K for ELL and HYB */
 size_t FusedDevMatCSRBytes(FusedDevMat A);
 size_t FusedDevMatTailEntries(FusedDevMat A); /* entries kept in CSR: the CSR format, or HYB's tail */
-/* Rows longer than *limit entries in the CSR part (*nlong) and in the
-   off-process block (*gnlong, over *glimit): summed by warps in chunks */
-void   FusedDevMatGetLongRows(FusedDevMat A, int *nlong, int *limit, int *gnlong, int *glimit);
-/* how long rows are handled, in words, for -ksp_view and -mat_view */
+/* how long rows are handled (summed by warps in chunks), in words, for -ksp_view and -mat_view */
 void   FusedDevMatDescribeLongRows(FusedDevMat A, char *text, size_t len);
 /* For the hybcuda matrix type: a rectangular block (CSR only), products with
    host vectors, and new values on an unchanged pattern (FUSED_CUDA_ERR_ARG:

@@ -95,6 +95,10 @@ void FusedDevStorageFree(FusedDevStorage *S);
    allocated where nlong is 0; *bytes grows by what it allocates */
 int  FusedLongRowsBuild(int n, const int *rowptr, int limit, int nlong, FusedLongRows *L, size_t *bytes);
 void FusedLongRowsFree(FusedLongRows *L);
+/* The builders' grid of FUSED_BLOCK threads for n items, and an exclusive
+   prefix sum of len device ints in place (src/cuda/devformat.cu) */
+int  FusedBuildGrid(int n);
+int  FusedExclusiveScan(int *a, int len);
 
 struct FusedDevMat_s {
   FusedMatView view;
@@ -451,8 +455,7 @@ __global__ void FusedLongRowsKernel(FusedLongRows L, const int *rowptr, const in
 /* Blocks of FUSED_BLOCK threads for L's chunks: a warp each */
 static inline int FusedLongRowsGrid(const FusedLongRows &L)
 {
-  const int blocks = (L.nchunks + FUSED_WARPS - 1) / FUSED_WARPS;
-  return blocks < 1 ? 1 : (blocks < 65535 ? blocks : 65535);
+  return FusedBuildGrid(L.nchunks * 32);
 }
 
 /* The local block's long rows times the stored vector x, queued on stream
@@ -470,7 +473,6 @@ int FusedLongGhostRowsLaunch(FusedDevMat A, cudaStream_t stream);
 
 /* Both, before a product of the whole operator with x */
 int FusedLongRowsBefore(FusedDevMat A, const double *x, cudaStream_t stream);
-
 
 /* Each warp's sums of v[k] go to warp_sums[k][warp], then a block barrier:
    the first stage of every block sum below */

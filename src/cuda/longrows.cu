@@ -1,10 +1,9 @@
 /* The long rows of a CSR block on the device (FusedLongRows in
    fusedcuda_impl.cuh): which rows are longer than the limit, each one's
-   slot, and the chunks of their entries past it, found by two scans over
-   the row starts. Only the pattern: new values on it need nothing here. */
+   slot, and the chunks of its entries, found by two scans over the row
+   starts. Only the pattern: new values on it need nothing here. */
 #include <limits.h>
 #include <string.h>
-#include <cub/device/device_scan.cuh>
 #include "cuda/fusedcuda_impl.cuh"
 
 /* flags[i]: row i is long; chunks[i]: its chunks (both 0 at i = n, for the scans' totals) */
@@ -34,28 +33,10 @@ __global__ static void LongRowsFillKernel(int n, const int *rowptr, int limit, c
   }
 }
 
-static int Grid(int n)
-{
-  const int blocks = (n + FUSED_BLOCK - 1) / FUSED_BLOCK;
-  return blocks < 1 ? 1 : (blocks < 65535 ? blocks : 65535);
-}
-
 static int LaunchError(const char *kernel)
 {
   const cudaError_t e = cudaGetLastError();
   return e == cudaSuccess ? FUSED_CUDA_OK : FusedCUDAFail(e, kernel, __FILE__, __LINE__);
-}
-
-static int ExclusiveScan(int *a, int len)
-{
-  void  *scratch = NULL;
-  size_t scratch_bytes = 0;
-  FUSED_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, scratch_bytes, a, a, len));
-  if (int err = FusedMalloc(&scratch, scratch_bytes, "the scan's scratch space")) return err;
-  const cudaError_t e = cub::DeviceScan::ExclusiveSum(scratch, scratch_bytes, a, a, len);
-  (void)cudaFree(scratch);
-  if (e != cudaSuccess) return FusedCUDAFail(e, "cub::DeviceScan::ExclusiveSum", __FILE__, __LINE__);
-  return FUSED_CUDA_OK;
 }
 
 int FusedLongRowsBuild(int n, const int *rowptr, int limit, int nlong, FusedLongRows *L, size_t *bytes)
@@ -71,10 +52,10 @@ int FusedLongRowsBuild(int n, const int *rowptr, int limit, int nlong, FusedLong
   do {
     if ((err = FusedMalloc((void **)&slot, sizeof(int) * ((size_t)n + 1), "the long rows' slots"))) break;
     if ((err = FusedMalloc((void **)&chunk_start, sizeof(int) * ((size_t)n + 1), "the long rows' chunk count"))) break;
-    LongRowsCountKernel<<<Grid(n + 1), FUSED_BLOCK>>>(n, rowptr, limit, slot, chunk_start);
+    LongRowsCountKernel<<<FusedBuildGrid(n + 1), FUSED_BLOCK>>>(n, rowptr, limit, slot, chunk_start);
     if ((err = LaunchError("LongRowsCountKernel"))) break;
-    if ((err = ExclusiveScan(slot, n + 1))) break;
-    if ((err = ExclusiveScan(chunk_start, n + 1))) break;
+    if ((err = FusedExclusiveScan(slot, n + 1))) break;
+    if ((err = FusedExclusiveScan(chunk_start, n + 1))) break;
     {
       const cudaError_t e1 = cudaMemcpy(&totals[0], slot + n, sizeof(int), cudaMemcpyDeviceToHost);
       const cudaError_t e2 = e1 == cudaSuccess ? cudaMemcpy(&totals[1], chunk_start + n, sizeof(int), cudaMemcpyDeviceToHost) : e1;
@@ -92,7 +73,7 @@ int FusedLongRowsBuild(int n, const int *rowptr, int limit, int nlong, FusedLong
     if ((err = FusedMalloc((void **)&chunk_slot, sizeof(int) * (size_t)totals[1], "the long rows' chunks"))) break;
     if ((err = FusedMalloc((void **)&sums, sizeof(double) * ((size_t)nlong + (size_t)totals[1]), "the long rows' sums"))) break;
     if ((err = FusedMalloc((void **)&arrived, sizeof(unsigned int) * (size_t)nlong, "the long rows' chunk counters"))) break;
-    LongRowsFillKernel<<<Grid(n + 1), FUSED_BLOCK>>>(n, rowptr, limit, slot, chunk_start, row, first_chunk, chunk_slot);
+    LongRowsFillKernel<<<FusedBuildGrid(n + 1), FUSED_BLOCK>>>(n, rowptr, limit, slot, chunk_start, row, first_chunk, chunk_slot);
     if ((err = LaunchError("LongRowsFillKernel"))) break;
     {
       const cudaError_t e = cudaMemset(arrived, 0, sizeof(unsigned int) * (size_t)nlong);

@@ -56,21 +56,34 @@ static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscS
   PetscFunctionReturn(0);
 }
 
+/* out = B A in and the sums of the product's step: fused where B is Jacobi
+   or none; with a PC on the device the product writes A in to the work
+   vector w (*out is pointed there meanwhile), the PC makes out from w, and
+   a kernel of its own forms the sums */
+static PetscErrorCode PBCGSFusedProductPC_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, FusedPBCGSVecs *v, double **out, int (*product)(FusedCUDA, FusedDevMat, const FusedPBCGSVecs *), int (*sums)(FusedCUDA, const FusedPBCGSVecs *))
+{
+  double *const target = *out;
+
+  PetscFunctionBegin;
+  if (!PBCGSFusedDevicePC(bcgs)) {
+    PetscCallFusedCUDA(product(bcgs->fused.work.cuda, bcgs->fused.op.mat, v));
+    PetscFunctionReturn(0);
+  }
+  *out = FusedCUDAVec(bcgs->fused.work.cuda, BCGS_VEC_W);
+  PetscCallFusedCUDA(product(bcgs->fused.work.cuda, bcgs->fused.op.mat, v));
+  *out = target;
+  PetscCall(KSPFusedCUDAApplyPC(ksp, &bcgs->fused, FusedCUDAVec(bcgs->fused.work.cuda, BCGS_VEC_W), target));
+  PetscCallFusedCUDA(sums(bcgs->fused.work.cuda, v));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode PBCGSFusedProductP_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar partial1[])
 {
   FusedPBCGSVecs v = PBCGSFusedDeviceVecs(bcgs);
 
   PetscFunctionBegin;
   PetscCall(FusedDeviceGhosts(&bcgs->fused.op, &bcgs->fused.work, v.p));
-  if (PBCGSFusedDevicePC(bcgs)) {
-    /* w = A p, v = B w, then <v,r0*> */
-    FusedPBCGSVecs vw = v;
-
-    vw.v = FusedCUDAVec(bcgs->fused.work.cuda, BCGS_VEC_W);
-    PetscCallFusedCUDA(FusedPBCGSProductP(bcgs->fused.work.cuda, bcgs->fused.op.mat, &vw));
-    PetscCall(KSPFusedCUDAApplyPC(ksp, &bcgs->fused, vw.v, v.v));
-    PetscCallFusedCUDA(FusedPBCGSSumsP(bcgs->fused.work.cuda, &v));
-  } else PetscCallFusedCUDA(FusedPBCGSProductP(bcgs->fused.work.cuda, bcgs->fused.op.mat, &v));
+  PetscCall(PBCGSFusedProductPC_CUDA(ksp, bcgs, &v, &v.v, FusedPBCGSProductP, FusedPBCGSSumsP)); /* v = B A p, <v,r0*> */
   PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.work.cuda, 0, BCGS_NSUMS1, partial1));
   PetscCall(PetscLogFlops(3.0 * bcgs->fused.work.n + 2.0 * bcgs->fused.op.nnz));
   PetscFunctionReturn(0);
@@ -93,15 +106,7 @@ static PetscErrorCode PBCGSFusedProductS_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Pet
 
   PetscFunctionBegin;
   PetscCall(FusedDeviceGhosts(&bcgs->fused.op, &bcgs->fused.work, v.s));
-  if (PBCGSFusedDevicePC(bcgs)) {
-    /* w = A s, t = B w, then the five sums */
-    FusedPBCGSVecs vw = v;
-
-    vw.t = FusedCUDAVec(bcgs->fused.work.cuda, BCGS_VEC_W);
-    PetscCallFusedCUDA(FusedPBCGSProductS(bcgs->fused.work.cuda, bcgs->fused.op.mat, &vw));
-    PetscCall(KSPFusedCUDAApplyPC(ksp, &bcgs->fused, vw.t, v.t));
-    PetscCallFusedCUDA(FusedPBCGSSumsS(bcgs->fused.work.cuda, &v));
-  } else PetscCallFusedCUDA(FusedPBCGSProductS(bcgs->fused.work.cuda, bcgs->fused.op.mat, &v));
+  PetscCall(PBCGSFusedProductPC_CUDA(ksp, bcgs, &v, &v.t, FusedPBCGSProductS, FusedPBCGSSumsS)); /* t = B A s, the five sums */
   PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.work.cuda, BCGS_NSUMS1, BCGS_NSUMS2, partial2));
   PetscCall(PetscLogFlops(11.0 * bcgs->fused.work.n + 2.0 * bcgs->fused.op.nnz));
   PetscFunctionReturn(0);
