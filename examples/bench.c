@@ -295,8 +295,8 @@ int main(int argc, char **argv)
         double mine = 1e6 * (t.passes * 8.0 * nlocal + t.products * opbytes) / bw;
         PetscCallMPI(MPI_Allreduce(&mine, &floor_us, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
       }
-      if (floor_us > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10" PetscInt_FMT " %-12s %-16s %6" PetscInt_FMT " %11.1f %11.1f %8.2f %14.2f\n", pname, rows, methods[m], backend, done, (double)us, floor_us, (double)us / floor_us, (double)overhead));
-      else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10" PetscInt_FMT " %-12s %-16s %6" PetscInt_FMT " %11.1f %11s %8s %14.2f\n", pname, rows, methods[m], backend, done, (double)us, "-", "-", (double)overhead));
+      if (floor_us > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10" PetscInt_FMT " %-12s %-16s %6" PetscInt_FMT " %11.1f %11.1f %8.2f %14.3f\n", pname, rows, methods[m], backend, done, (double)us, floor_us, (double)us / floor_us, (double)overhead));
+      else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s %10" PetscInt_FMT " %-12s %-16s %6" PetscInt_FMT " %11.1f %11s %8s %14.3f\n", pname, rows, methods[m], backend, done, (double)us, "-", "-", (double)overhead));
       if (csv) PetscCall(PetscFPrintf(PETSC_COMM_WORLD, csv, "%s,%s,%d,%s,%" PetscInt_FMT ",%s,%" PetscInt_FMT ",%.2f,%.2f,%.1f,%.3f,%s\n", label, devname, size, pname, rows, methods[m], done, (double)us, floor_us, bw / 1e9, (double)overhead, backend));
     }
     /* each fused method against its fastest PETSc counterpart in this run, per iteration */

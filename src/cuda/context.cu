@@ -98,6 +98,8 @@ extern "C" int FusedCUDACreate(int device, int n, int nvecs, int maxsums, const 
   TRY_CUDA(cudaMallocHost((void **)&ctx->coef_host, sizeof(double) * maxsums));
   TRY_CUDA(cudaMallocHost((void **)&ctx->post, sizeof(FusedPost)));
   memset((void *)ctx->post, 0, sizeof(FusedPost));
+  TRY_CUDA(cudaMallocHost((void **)&ctx->state_host, sizeof(FusedLoopState)));
+  TRY_CUDA(cudaMallocHost((void **)&ctx->loop_sums_host, sizeof(double) * maxsums));
   TRY_CUDA(cudaStreamSynchronize(ctx->stream));
   *out = ctx;
   return FUSED_CUDA_OK;
@@ -129,6 +131,9 @@ extern "C" int FusedCUDADestroy(FusedCUDA *pctx)
   FREE(cudaFree(ctx->ticket));
   FREE(cudaFree(ctx->state));
   FREE(cudaFree(ctx->hist));
+  if (ctx->hist_host) FREE(cudaFreeHost(ctx->hist_host));
+  if (ctx->state_host) FREE(cudaFreeHost(ctx->state_host));
+  if (ctx->loop_sums_host) FREE(cudaFreeHost(ctx->loop_sums_host));
   FREE(cudaFree(ctx->loop_partials));
   FREE(cudaFree(ctx->loop_vecs));
   FREE(cudaFree(ctx->method_state));
@@ -155,15 +160,19 @@ extern "C" double *FusedCUDAVec(FusedCUDA ctx, int i)
 
 /* Host vectors (PETSc's pageable arrays) go through two pinned halves in
    chunks: the host copies chunk k into one half while the device copies
-   chunk k-1 out of the other. Below FUSED_STAGE_MIN doubles a plain copy
-   costs less than the pipeline's steps. */
+   chunk k-1 out of the other. An upload returns without waiting for the
+   device, so that b and the initial guess go in behind each other and the
+   start kernel with them (a stream sync each cost about 10 us a solve). */
 #define FUSED_STAGE_CHUNK (1 << 18) /* doubles: 2 MB per half */
-#define FUSED_STAGE_MIN   (1 << 15)
+#define FUSED_STAGE_MIN   (1 << 15) /* doubles: a shorter download goes straight to the caller's array */
 
+/* halves of the workspace's length up to FUSED_STAGE_CHUNK: a small solver
+   pins little */
 static int EnsureStage(FusedCUDA ctx)
 {
   if (ctx->stage_host) return FUSED_CUDA_OK;
-  FUSED_CUDA_CHECK(cudaMallocHost((void **)&ctx->stage_host, sizeof(double) * 2 * FUSED_STAGE_CHUNK));
+  ctx->stage_len = ctx->n < FUSED_STAGE_CHUNK ? (ctx->n > 0 ? ctx->n : 1) : FUSED_STAGE_CHUNK;
+  FUSED_CUDA_CHECK(cudaMallocHost((void **)&ctx->stage_host, sizeof(double) * 2 * (size_t)ctx->stage_len));
   for (int h = 0; h < 2; h++) FUSED_CUDA_CHECK(cudaEventCreateWithFlags(&ctx->stage_done[h], cudaEventDisableTiming));
   return FUSED_CUDA_OK;
 }
@@ -171,19 +180,15 @@ static int EnsureStage(FusedCUDA ctx)
 extern "C" int FusedCUDAUpload(FusedCUDA ctx, double *dst, const double *host, int n)
 {
   if (n <= 0) return FUSED_CUDA_OK;
-  if (n < FUSED_STAGE_MIN) {
-    FUSED_CUDA_CHECK(cudaMemcpyAsync(dst, host, sizeof(double) * n, cudaMemcpyHostToDevice, ctx->stream));
-    FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream)); /* host memory may be pageable and reused at once */
-    return FUSED_CUDA_OK;
-  }
   if (int err = EnsureStage(ctx)) return err;
-  for (int off = 0, k = 0; off < n; off += FUSED_STAGE_CHUNK, k++) {
-    const int len  = n - off < FUSED_STAGE_CHUNK ? n - off : FUSED_STAGE_CHUNK;
-    double   *half = ctx->stage_host + (size_t)(k & 1) * FUSED_STAGE_CHUNK;
-    FUSED_CUDA_CHECK(cudaEventSynchronize(ctx->stage_done[k & 1])); /* the last copy out of this half (this call's or an earlier one's) is done */
+  for (int off = 0; off < n; off += ctx->stage_len) {
+    const int    len  = n - off < ctx->stage_len ? n - off : ctx->stage_len;
+    const int    h    = (int)(ctx->stage_next++ & 1);
+    double      *half = ctx->stage_host + (size_t)h * ctx->stage_len;
+    FUSED_CUDA_CHECK(cudaEventSynchronize(ctx->stage_done[h])); /* the last copy out of this half (this call's or an earlier one's) is done */
     memcpy(half, host + off, sizeof(double) * len);
     FUSED_CUDA_CHECK(cudaMemcpyAsync(dst + off, half, sizeof(double) * len, cudaMemcpyHostToDevice, ctx->stream));
-    FUSED_CUDA_CHECK(cudaEventRecord(ctx->stage_done[k & 1], ctx->stream));
+    FUSED_CUDA_CHECK(cudaEventRecord(ctx->stage_done[h], ctx->stream));
   }
   /* the caller's array is free to change now; the halves are waited for at their next use */
   return FUSED_CUDA_OK;
@@ -199,19 +204,19 @@ extern "C" int FusedCUDADownload(FusedCUDA ctx, double *host, const double *src,
     return FUSED_CUDA_OK;
   }
   if (int err = EnsureStage(ctx)) return err;
-  nchunks = (n + FUSED_STAGE_CHUNK - 1) / FUSED_STAGE_CHUNK;
+  nchunks = (n + ctx->stage_len - 1) / ctx->stage_len;
   /* the device fills chunk k+1 into one half while the host copies chunk k out of the other */
   for (int k = 0; k <= nchunks; k++) {
     if (k < nchunks) {
-      const int off = k * FUSED_STAGE_CHUNK, len = n - off < FUSED_STAGE_CHUNK ? n - off : FUSED_STAGE_CHUNK;
+      const int off = k * ctx->stage_len, len = n - off < ctx->stage_len ? n - off : ctx->stage_len;
       /* the host copied chunk k-2 out of this half in the last pass; earlier calls' copies are ordered on the stream */
-      FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->stage_host + (size_t)(k & 1) * FUSED_STAGE_CHUNK, src + off, sizeof(double) * len, cudaMemcpyDeviceToHost, ctx->stream));
+      FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->stage_host + (size_t)(k & 1) * ctx->stage_len, src + off, sizeof(double) * len, cudaMemcpyDeviceToHost, ctx->stream));
       FUSED_CUDA_CHECK(cudaEventRecord(ctx->stage_done[k & 1], ctx->stream));
     }
     if (k >= 1) {
-      const int j = k - 1, off = j * FUSED_STAGE_CHUNK, len = n - off < FUSED_STAGE_CHUNK ? n - off : FUSED_STAGE_CHUNK;
+      const int j = k - 1, off = j * ctx->stage_len, len = n - off < ctx->stage_len ? n - off : ctx->stage_len;
       FUSED_CUDA_CHECK(cudaEventSynchronize(ctx->stage_done[j & 1]));
-      memcpy(host + off, ctx->stage_host + (size_t)(j & 1) * FUSED_STAGE_CHUNK, sizeof(double) * len);
+      memcpy(host + off, ctx->stage_host + (size_t)(j & 1) * ctx->stage_len, sizeof(double) * len);
     }
   }
   return FUSED_CUDA_OK;
@@ -289,9 +294,14 @@ int FusedCUDAEnsureHistory(FusedCUDA ctx, int len)
   if (len <= ctx->hist_len) return FUSED_CUDA_OK;
   FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
   FUSED_CUDA_CHECK(cudaFree(ctx->hist));
-  ctx->hist     = NULL;
-  ctx->hist_len = 0;
+  if (ctx->hist_host) FUSED_CUDA_CHECK(cudaFreeHost(ctx->hist_host));
+  ctx->hist            = NULL;
+  ctx->hist_host       = NULL;
+  ctx->hist_len        = 0;
+  ctx->hist_back_first = 0;
+  ctx->hist_back_last  = -1;
   if (int err = FusedMalloc((void **)&ctx->hist, sizeof(double) * (size_t)len, "the residual history of the device loop")) return err;
+  FUSED_CUDA_CHECK(cudaMallocHost((void **)&ctx->hist_host, sizeof(double) * (size_t)len));
   ctx->hist_len = len;
   /* the graph holds the old pointer */
   if (ctx->loop_exec) FUSED_CUDA_CHECK(cudaGraphExecDestroy(ctx->loop_exec));
@@ -325,8 +335,19 @@ extern "C" int FusedCUDAGetHistory(FusedCUDA ctx, int first, int count, double *
 {
   if (count <= 0) return FUSED_CUDA_OK;
   if (first < 0 || first + count > ctx->hist_len) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "history %d..%d out of range (%d)", first, first + count, ctx->hist_len);
+  if (first >= ctx->hist_back_first && first + count - 1 <= ctx->hist_back_last) {
+    memcpy(host, ctx->hist_host + first, sizeof(double) * count); /* it came back with the loop */
+    return FUSED_CUDA_OK;
+  }
   FUSED_CUDA_CHECK(cudaMemcpyAsync(host, ctx->hist + first, sizeof(double) * count, cudaMemcpyDeviceToHost, ctx->stream));
   FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDAGetLoopSums(FusedCUDA ctx, int first, int count, double *host)
+{
+  if (first < 0 || first + count > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "sums %d..%d out of range (%d)", first, first + count, ctx->maxsums);
+  memcpy(host, ctx->loop_sums_host + first, sizeof(double) * count);
   return FUSED_CUDA_OK;
 }
 
@@ -334,22 +355,39 @@ extern "C" int FusedCUDAGetHistory(FusedCUDA ctx, int first, int count, double *
    iteration, tolerances), and after the loop the iteration it stopped at. */
 static int FusedLoopStateIn(FusedCUDA ctx, const FusedConvergence *conv, int it0)
 {
-  FusedLoopState state;
-
-  state.it   = it0;
-  state.stop = 0;
-  state.conv = *conv;
-  FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->state, &state, sizeof(state), cudaMemcpyHostToDevice, ctx->stream));
+  /* the mirror is free: the last loop's hand-back was waited for */
+  ctx->state_host->it   = it0;
+  ctx->state_host->stop = 0;
+  ctx->state_host->conv = *conv;
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->state, ctx->state_host, sizeof(FusedLoopState), cudaMemcpyHostToDevice, ctx->stream));
   return FUSED_CUDA_OK;
 }
 
-static int FusedLoopStateOut(FusedCUDA ctx, int *its)
+/* After a loop, what the host reads next goes to the pinned mirrors in one
+   small kernel, so that one stream sync brings it all: the state, every
+   sum, the history from first on (the loop knows where it stopped, the host
+   not yet), and a method's own state. Separate copies cost a sync each. */
+__global__ static void FusedLoopHandBackKernel(const FusedLoopState *state, FusedLoopState *state_host, const double *sums, double *sums_host, int nsums, const double *hist, double *hist_host, int first, int hist_len, const unsigned char *method, unsigned char *method_host, size_t method_len)
 {
-  FusedLoopState state;
+  const int last = state->it < hist_len - 1 ? state->it : hist_len - 1;
+  for (int k = threadIdx.x; k < nsums; k += blockDim.x) sums_host[k] = sums[k];
+  for (int k = first + (int)threadIdx.x; k <= last; k += blockDim.x) hist_host[k] = hist[k];
+  for (size_t k = threadIdx.x; k < method_len; k += blockDim.x) method_host[k] = method[k];
+  if (threadIdx.x == 0) *state_host = *state;
+}
 
-  FUSED_CUDA_CHECK(cudaMemcpyAsync(&state, ctx->state, sizeof(state), cudaMemcpyDeviceToHost, ctx->stream));
+static int FusedLoopStateOut(FusedCUDA ctx, int it0, int *its)
+{
+  const int first = it0 + 1;
+
+  ctx->hist_back_first = 0;
+  ctx->hist_back_last  = -1;
+  FusedLoopHandBackKernel<<<1, FUSED_BLOCK, 0, ctx->stream>>>(ctx->state, ctx->state_host, ctx->sums, ctx->loop_sums_host, ctx->maxsums, ctx->hist, ctx->hist_host, first, ctx->hist_len, (const unsigned char *)ctx->method_state, (unsigned char *)ctx->method_state_host, ctx->method_state_len);
+  FUSED_CUDA_CHECK_LAUNCH("FusedLoopHandBackKernel");
   FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
-  *its = state.it;
+  *its                 = ctx->state_host->it;
+  ctx->hist_back_first = first;
+  ctx->hist_back_last  = *its < ctx->hist_len - 1 ? *its : ctx->hist_len - 1;
   return FUSED_CUDA_OK;
 }
 
@@ -424,7 +462,7 @@ int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*bui
   }
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
   FUSED_CUDA_CHECK(cudaGraphLaunch(ctx->loop_exec, ctx->stream));
-  return FusedLoopStateOut(ctx, its);
+  return FusedLoopStateOut(ctx, it0, its);
 }
 
 /* Device-to-device copy bandwidth (bytes read plus bytes written per second)
@@ -499,5 +537,5 @@ int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int n
   *partials = ctx->loop_partials;
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
   FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, block, kargs, smem, ctx->stream));
-  return FusedLoopStateOut(ctx, its);
+  return FusedLoopStateOut(ctx, it0, its);
 }

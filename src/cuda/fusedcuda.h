@@ -94,6 +94,8 @@ int FusedCUDAIpcClose(void *base);
 int FusedCUDAHaloPull(FusedCUDA ctx, FusedDevMat A, int nsrc, const double *const *src, const int *off, const int *count);
 /* waits for the device, then copies sums[first..first+count) of the last reductions */
 int     FusedCUDAGetSums(FusedCUDA ctx, int first, int count, double *host);
+/* sums[first..first+count) as the last device loop left them (they came back with it: no wait) */
+int     FusedCUDAGetLoopSums(FusedCUDA ctx, int first, int count, double *host);
 /* the sums the last queued posting kernel writes to pinned memory: waits for them there */
 int     FusedCUDAGetPostedSums(FusedCUDA ctx, int count, double *host);
 int     FusedCUDASynchronize(FusedCUDA ctx);

@@ -164,11 +164,17 @@ struct FusedCUDA_s {
   FusedPost      *post;       /* pinned, written by kernels */
   unsigned int    post_seq;   /* the number of the last post asked for */
   double         *coef_host;  /* pinned staging of coefficients going to the device */
-  double         *stage_host; /* pinned staging of host vectors: two halves of FUSED_STAGE_CHUNK doubles, made at the first large copy */
+  double         *stage_host; /* pinned staging of host vectors: two halves of stage_len doubles, made at the first copy */
+  int             stage_len;
+  unsigned int    stage_next; /* the half the next upload starts in: uploads in a row alternate */
   cudaEvent_t     stage_done[2]; /* the copy out of (into) each half has finished */
   FusedLoopState *state;
+  FusedLoopState *state_host; /* pinned mirror: the state in, and back at the loop's end */
   double         *hist;     /* residual norm of every device-loop iteration */
   int             hist_len;
+  double         *hist_host; /* pinned mirror of hist; entries hist_back_first..hist_back_last came back with the last loop */
+  int             hist_back_first, hist_back_last;
+  double         *loop_sums_host; /* pinned: every sum as the last loop left them */
   double         *loop_partials; /* the single-kernel loop's partial sums, two iterations' worth */
   size_t          loop_partials_len;
   double         *loop_vecs; /* the single-kernel loops' second copies of the vectors that neighbours read */

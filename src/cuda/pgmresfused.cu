@@ -793,9 +793,7 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
     args.smem = smem;
     if (int err = FusedCUDARunLoop(ctx, &args, sizeof(args), PGMRESBuildLoop, conv, its0, &its)) return err;
   }
-  /* the state, R and xi in one copy */
-  FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->method_state_host, ctx->method_state, PGMRESLoopStateBytes(restart), cudaMemcpyDeviceToHost, ctx->stream));
-  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  /* the state, R and xi came back to the pinned mirror with the loop */
   {
     const double *Rh = (const double *)((const char *)ctx->method_state_host + sizeof(PGMRESLoopState));
     memcpy(&gs, ctx->method_state_host, sizeof(gs));
@@ -809,8 +807,8 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
   if (gs.its0 < its0 || (gs.its0 - its0) % restart || its != gs.its0 + gs.j) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the device loop stopped at iteration %d after %d steps of the cycle from %d (the first from %d)", its, gs.j, gs.its0, its0);
   if (gs.pending) {
     double s[3];
-    if (int err = FusedCUDAGetSums(ctx, 0, gs.j + 1, products)) return err;
-    if (int err = FusedCUDAGetSums(ctx, base, 3, s)) return err;
+    if (int err = FusedCUDAGetLoopSums(ctx, 0, gs.j + 1, products)) return err;
+    if (int err = FusedCUDAGetLoopSums(ctx, base, 3, s)) return err;
     for (int k = 0; k < 3; k++) orth[k] = s[k];
   }
   return FUSED_CUDA_OK;

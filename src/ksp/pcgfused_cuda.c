@@ -102,7 +102,7 @@ static PetscErrorCode PCGFusedLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt it0,
   PetscCall(PetscLogFlops((stopped - it0) * (15.0 * fused->work.n + 2.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCall(KSPFusedCUDAReplay(ksp, fused, it0 + 1, stopped));
-  PetscCallFusedCUDA(FusedCUDAGetSums(fused->work.cuda, 0, PCG_NSUMS, sums));
+  PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, 0, PCG_NSUMS, sums));
   fused->loop_its += stopped - it0;
   fused->loop_starts++;
   *its = stopped;
