@@ -8,6 +8,8 @@
      zerorhs      b = 0 converges at once to x = 0
      breakdown    a system built to break the method down gives the right reason
      nan          a NaN in b gives KSP_DIVERGED_NANORINF, never "converged"
+     indefinite   (cg) a matrix whose indefiniteness shows after some
+                  iterations: the baseline's reason at the baseline's iteration
    -method cg|bcgs|gmres as in compare.c */
 #include "problems.h"
 
@@ -322,6 +324,49 @@ static PetscErrorCode TestBreakdown(PetscBool *ok)
   PetscFunctionReturn(0);
 }
 
+/* diag(1, 2, ..., N-1, -1/2), b = 1: <p,Ap> stays positive for a few
+   iterations and then changes sign; the device loop (whose first test is made
+   on the device) must stop where PETSc's cg does, with its verdict. */
+static PetscErrorCode TestIndefinite(PetscBool *ok)
+{
+  Mat                A;
+  Vec                b, x;
+  KSP                kb, kf;
+  PC                 pc;
+  PetscInt           N = 30, rstart, rend, i, itsb, itsf;
+  KSPConvergedReason rb, rf;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, N, N, 1, NULL, 0, NULL, &A));
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  for (i = rstart; i < rend; i++) PetscCall(MatSetValue(A, i, i, i < N - 1 ? (PetscScalar)(i + 1) : -0.5, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatCreateVecs(A, &x, &b));
+  PetscCall(VecSet(b, 1.0));
+  PetscCall(MakeKSP(A, method, &kb));
+  PetscCall(MakeKSP(A, fused, &kf));
+  PetscCall(KSPGetPC(kb, &pc));
+  PetscCall(PCSetType(pc, PCNONE));
+  PetscCall(KSPGetPC(kf, &pc));
+  PetscCall(PCSetType(pc, PCNONE));
+  PetscCall(KSPSolve(kb, b, x));
+  PetscCall(KSPSolve(kf, b, x));
+  PetscCall(KSPGetConvergedReason(kb, &rb));
+  PetscCall(KSPGetConvergedReason(kf, &rf));
+  PetscCall(KSPGetIterationNumber(kb, &itsb));
+  PetscCall(KSPGetIterationNumber(kf, &itsf));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  indefinite: %s %s at iteration %" PetscInt_FMT ", %s %s at %" PetscInt_FMT "\n", method, KSPConvergedReasons[rb], itsb, fused, KSPConvergedReasons[rf], itsf));
+  CHECK(rb == KSP_DIVERGED_INDEFINITE_MAT && itsb > 0, "the baseline should find the matrix indefinite after some iterations (the test's premise)");
+  CHECK(rf == rb && itsf == itsb, "%s: %s at iteration %" PetscInt_FMT ", expected %s at %" PetscInt_FMT, fused, KSPConvergedReasons[rf], itsf, KSPConvergedReasons[rb], itsb);
+  PetscCall(KSPDestroy(&kb));
+  PetscCall(KSPDestroy(&kf));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode TestNaN(Mat A, Vec b, PetscBool *ok)
 {
   KSP                ksp;
@@ -377,6 +422,7 @@ int main(int argc, char **argv)
   else if (!strcmp(test, "zerorhs")) PetscCall(TestZeroRHS(A, b, &ok));
   else if (!strcmp(test, "breakdown")) PetscCall(TestBreakdown(&ok));
   else if (!strcmp(test, "nan")) PetscCall(TestNaN(A, b, &ok));
+  else if (!strcmp(test, "indefinite") && !strcmp(method, "cg")) PetscCall(TestIndefinite(&ok));
   else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "unknown -test %s", test);
 
   PetscCall(MatDestroy(&A));

@@ -1,15 +1,16 @@
 #!/bin/bash
 # On the GPU host, after tools/gpu-session.sh has unpacked the bundle: what a
 # whole KSPSolve costs beyond its iterations (issue "many small solves"),
-# this build against BASE, alternating, ROUNDS pairs, into ${OUT:-out}:
+# this build against earlier ones, alternating, ROUNDS rounds, into ${OUT:-out}:
 #   overhead.txt  bench's "per solve ms" (Jacobi, zero guess, -its 50) at
 #                 10^4, 32^3 and 10^5 rows with VECCUDA/aijcusparse operands
 #                 and with host operands; the transient benchmark's ms per
 #                 time step (nonzero guess) at 10^4 and 10^5 unknowns
 #   overhead.csv  bench's CSV rows of both
 # Both builds run this build's programs; only the library differs, so that
-# the figures are printed alike. BASE: a directory with lib/ of the build
-# before the change. FUSED_BUILD: this build (default build/petsc-3.26-cuda).
+# the figures are printed alike. VARIANTS="name:dir ...": earlier builds,
+# each dir with its lib/ (BASE=dir alone means VARIANTS="before:dir").
+# FUSED_BUILD: this build (default build/petsc-3.26-cuda), labelled "after".
 set -e
 B=${FUSED_BUILD:-build/petsc-3.26-cuda}
 out=${OUT:-out}; mkdir -p "$out"
@@ -28,8 +29,9 @@ one() { # label, library directory
     done
   done
 }
+VARIANTS=${VARIANTS:-${BASE:+before:$BASE}}
 for r in $(seq 1 "${ROUNDS:-2}"); do
-  [ -n "$BASE" ] && one "before-$r" "$PWD/$BASE/lib"
+  for v in $VARIANTS; do one "${v%%:*}-$r" "$PWD/${v#*:}/lib"; done
   one "after-$r" "$PWD/$B/lib"
 done
 grep -E "^==|pcgfused|pbcgsfused|pgmresfused" "$out/overhead.txt" | grep -v "faster" > "$out/overhead-summary.txt" || true

@@ -356,8 +356,9 @@ extern "C" int FusedCUDAGetLoopSums(FusedCUDA ctx, int first, int count, double 
 static int FusedLoopStateIn(FusedCUDA ctx, const FusedConvergence *conv, int it0)
 {
   /* the mirror is free: the last loop's hand-back was waited for */
-  ctx->state_host->it   = it0;
-  ctx->state_host->stop = 0;
+  ctx->state_host->it    = it0;
+  ctx->state_host->first = it0;
+  ctx->state_host->stop  = 0;
   ctx->state_host->conv = *conv;
   FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->state, ctx->state_host, sizeof(FusedLoopState), cudaMemcpyHostToDevice, ctx->stream));
   return FUSED_CUDA_OK;
@@ -376,9 +377,9 @@ __global__ static void FusedLoopHandBackKernel(const FusedLoopState *state, Fuse
   if (threadIdx.x == 0) *state_host = *state;
 }
 
-static int FusedLoopStateOut(FusedCUDA ctx, int it0, int *its)
+static int FusedLoopStateOut(FusedCUDA ctx, const FusedConvergence *conv, int it0, int *its)
 {
-  const int first = it0 + 1;
+  const int first = conv->judge_first ? it0 : it0 + 1; /* the first new entry of the history */
 
   ctx->hist_back_first = 0;
   ctx->hist_back_last  = -1;
@@ -462,7 +463,7 @@ int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*bui
   }
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
   FUSED_CUDA_CHECK(cudaGraphLaunch(ctx->loop_exec, ctx->stream));
-  return FusedLoopStateOut(ctx, it0, its);
+  return FusedLoopStateOut(ctx, conv, it0, its);
 }
 
 /* Device-to-device copy bandwidth (bytes read plus bytes written per second)
@@ -537,5 +538,5 @@ int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int n
   *partials = ctx->loop_partials;
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
   FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, block, kargs, smem, ctx->stream));
-  return FusedLoopStateOut(ctx, it0, its);
+  return FusedLoopStateOut(ctx, conv, it0, its);
 }

@@ -110,6 +110,12 @@ typedef struct {
      stops where either is zero or changes sign, which PETSc's cg judges
      (a definite operator of either sign is fine). 1 for the other methods. */
   double sign_rz, sign_py;
+  /* 1: iteration it0 has not been tested; the device tests it first, with
+     ttol and dtol set from its norm as KSPConvergedDefault sets them at
+     iteration 0 when the initial residual is the reference (a zero initial
+     guess), from these: */
+  int    judge_first;
+  double rtol, abstol, divtol;
 } FusedConvergence;
 
 /* The device loop stops where the host must look; it returns the iteration

@@ -146,6 +146,7 @@ __device__ __forceinline__ void FusedPostSums(FusedPost *post, unsigned int seq,
 /* Device state of the loop that runs without the host */
 struct FusedLoopState {
   int              it;   /* the iteration whose sums are in sums[] */
+  int              first; /* where the loop started */
   int              stop; /* set by the kernel that wants the host to look */
   FusedConvergence conv; /* per solve, so the graph need not change */
 };
@@ -664,6 +665,16 @@ __device__ __forceinline__ void FusedHistoryPut(double *hist, int first, int it,
 }
 
 #define FUSED_GRID_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)
+
+/* KSPConvergedDefault at iteration 0 with the initial residual as the
+   reference (FusedConvergence.judge_first): the same operations, so the same
+   bits, as the host's PetscMax(rtol * rnorm0, abstol) and divtol * rnorm0 */
+__device__ __forceinline__ void FusedSetTolerances(FusedConvergence &c, double rnorm0)
+{
+  const double rel = c.rtol * rnorm0;
+  c.ttol           = rel < c.abstol ? c.abstol : rel;
+  c.dtol           = c.divtol * rnorm0;
+}
 
 /* the device loop's test of KSPConvergedDefault: true where the host must look */
 __device__ __forceinline__ bool FusedMustStop(const FusedConvergence &c, int it, double rnorm)

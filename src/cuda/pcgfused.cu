@@ -101,12 +101,18 @@ __device__ __forceinline__ void PCGProductRow(const FusedMatView &A, const Fused
   acc[2] += y * PCGPreconditioned(v, i);
 }
 
+/* PCGFusedNorm() of pcgfused.c */
+__device__ __forceinline__ double PCGNorm(const FusedPCGVecs &v, const double s[NSUMS])
+{
+  return v.normtype == FUSED_NORM_NATURAL ? sqrt(fabs(s[RZ])) : (v.normtype == FUSED_NORM_NONE ? 0.0 : sqrt(fabs(s[NORM])));
+}
+
 /* The host loop's look at iteration it, made on the device: the norm it
    records, and whether the host must look (the test, or a check before alpha) */
 __device__ __forceinline__ bool PCGMustStop(const FusedPCGVecs &v, const FusedConvergence &conv, int it, const double s[NSUMS], double *rnorm)
 {
   const double rz = s[RZ], py = s[PY], yw = s[YW], yz = s[YZ];
-  *rnorm = v.normtype == FUSED_NORM_NATURAL ? sqrt(fabs(rz)) : (v.normtype == FUSED_NORM_NONE ? 0.0 : sqrt(fabs(s[NORM])));
+  *rnorm = PCGNorm(v, s);
   return FusedMustStop(conv, it, *rnorm) || !isfinite(rz) || !isfinite(py) || !isfinite(yw) || !isfinite(yz) || rz * conv.sign_rz <= 0.0 || py * conv.sign_py <= 0.0;
 }
 
@@ -157,18 +163,44 @@ __global__ void PCGProductPreconditionedKernel(int n, FusedPCGVecs v, double *pa
   FusedReduce<1>(acc, partials, sums, ticket, YW);
 }
 
+/* The untested first iteration of a graph loop, in its first kernel: every
+   block tests the same sums and comes to the same verdict; block 0 records
+   the tolerances, the norm and a stop (the kernels after it clear the loop's
+   condition). No block reads ttol or dtol in this kernel. Not inlined: it
+   runs once a solve, and inlined it made the update spill. */
+__device__ __noinline__ bool PCGJudgeFirst(int normtype, FusedLoopState *state, const double *sums, double *hist)
+{
+  const double     s[NSUMS] = {sums[RZ], sums[NORM], sums[PY], sums[YW], sums[YZ]};
+  FusedConvergence conv     = state->conv;
+  FusedPCGVecs     v;
+  double           rnorm;
+  v.normtype = normtype;
+  FusedSetTolerances(conv, PCGNorm(v, s));
+  const bool stop = PCGMustStop(v, conv, state->first, s, &rnorm);
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    state->conv.ttol   = conv.ttol;
+    state->conv.dtol   = conv.dtol;
+    hist[state->first] = rnorm;
+    if (stop) state->stop = 1;
+  }
+  return stop;
+}
+
 /* x += alpha p, r -= alpha y, p = B r + beta p; RZ and NORM. In the device
-   loop alpha and beta come from the last sums, as the host computes them.
+   loop alpha and beta come from the last sums, as the host computes them;
+   the first kernel of a loop whose first iteration is untested tests it
+   (every block the same sums, the same verdict; block 0 records it).
    Under 40 registers the row's five loads are issued together (left to
    itself the compiler loads x after the others: SASS); H100, the graph on
    160^3: 205.8-214.4 us per iteration against 212.7-216.2 in three
    alternating pairs. */
-__global__ void __launch_bounds__(FUSED_BLOCK, 6) PCGUpdateKernel(int n, FusedPCGVecs v, double alpha, double beta, double *partials, double *sums, unsigned int *ticket, const FusedLoopState *state)
+__global__ void __launch_bounds__(FUSED_BLOCK, 6) PCGUpdateKernel(int n, FusedPCGVecs v, double alpha, double beta, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist)
 {
   double acc[2] = {0.0, 0.0};
   if (FusedLoopKernelStopped(state)) return;
   if (state) {
     const double rz = sums[RZ], py = sums[PY];
+    if (state->conv.judge_first && state->it == state->first && PCGJudgeFirst(v.normtype, state, sums, hist)) return;
     alpha = rz / py;
     beta  = PCGBeta(rz, alpha, sums[YW], sums[YZ]);
   }
@@ -181,7 +213,11 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 6) PCGUpdateKernel(int n, FusedPC
 __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
   double acc[3] = {0.0, 0.0, 0.0};
-  if (FusedLoopKernelStopped(state)) return;
+  if (FusedLoopKernelStopped(state)) {
+    /* the update stopped at the first iteration: the loop ends here */
+    if (blockIdx.x == 0 && threadIdx.x == 0) cudaGraphSetConditional(handle, 0);
+    return;
+  }
   FUSED_GRID_LOOP(i, A.n) PCGProductRow(A, v, i, acc);
   if (FusedReduce<3>(acc, partials, sums, ticket, PY) && state && threadIdx.x == 0) {
     const double s[NSUMS] = {sums[RZ], sums[NORM], acc[0], acc[1], acc[2]};
@@ -220,6 +256,17 @@ __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, Fus
   }
 }
 
+/* The tests of a single-kernel loop: ttol and dtol from the first sums
+   where the first iteration is untested */
+__device__ __forceinline__ FusedConvergence PCGLoopConvergence(const FusedPCGVecs &v, FusedConvergence conv, const double *sums)
+{
+  if (conv.judge_first) {
+    const double s[NSUMS] = {sums[RZ], sums[NORM], sums[PY], sums[YW], sums[YZ]};
+    FusedSetTolerances(conv, PCGNorm(v, s));
+  }
+  return conv;
+}
+
 /* The whole loop in one cooperative kernel for systems small enough that
    kernel launches, not bandwidth, set the pace: one grid barrier per
    iteration. The product reads the new p of the rows it needs through
@@ -233,7 +280,8 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
   cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
   const int                      G     = gridDim.x;
   const int                      first = state->it;
-  const FusedConvergence         conv  = state->conv;
+  const FusedConvergence         conv  = PCGLoopConvergence(v, state->conv, sums);
+  const int                      hbase = conv.judge_first ? first - 1 : first; /* the history's entries after it are new */
   /* iteration it reads the *_last vectors and writes the *_next ones, then they swap */
   double *r_last = v.r, *p_last = v.p, *y_last = v.y;
   double *r_next = spare, *p_next = spare + A.n, *y_next = spare + 2 * (size_t)A.n;
@@ -244,12 +292,12 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
       for (int k = 0; k < NSUMS; k++) s[k] = sums[k];
     } else FusedSumPartialsByWarp<NSUMS>(part + (size_t)(it & 1) * NSUMS * G, G, s);
     const double rz = s[RZ], py = s[PY];
-    if (it > first) {
+    if (it > first || conv.judge_first) {
       double     rnorm;
       const bool stop = PCGMustStop(v, conv, it, s, &rnorm);
-      FusedHistoryPut(hist, first, it, rnorm);
+      FusedHistoryPut(hist, hbase, it, rnorm);
       if (stop) { /* the same sums in every block: the same decision */
-        FusedHistoryFlush(hist, first, it);
+        FusedHistoryFlush(hist, hbase, it);
         if (blockIdx.x == 0 && threadIdx.x == 0) {
           for (int k = 0; k < NSUMS; k++) sums[k] = s[k];
           state->it   = it;
@@ -330,7 +378,7 @@ extern "C" int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha
     FUSED_CUDA_CHECK_LAUNCH("PCGUpdateStoredKernel");
     return FUSED_CUDA_OK;
   }
-  PCGUpdateKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, beta, ctx->partials, ctx->sums, ctx->ticket, NULL);
+  PCGUpdateKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, beta, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL);
   FUSED_CUDA_CHECK_LAUNCH("PCGUpdateKernel");
   return FUSED_CUDA_OK;
 }
@@ -376,7 +424,7 @@ static int PCGBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHa
   int                gu, gp;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PCGUpdateKernel, 0, &gu)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PCGProductKernel, 0, &gp)) return err;
-  if (int err = FusedLaunchLoopKernel(ctx, PCGUpdateKernel, gu, 0, ctx->n, args->v, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, (const FusedLoopState *)ctx->state)) return err;
+  if (int err = FusedLaunchLoopKernel(ctx, PCGUpdateKernel, gu, 0, ctx->n, args->v, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist)) return err;
   if (args->A.lrows.nchunks)
     if (int err = FusedLaunchLoopKernel(ctx, FusedLongRowsKernel<FusedStored>, FusedLongRowsGrid(args->A.lrows), 0, args->A.lrows, args->A.rowptr, args->A.col, args->A.val, FusedStored{args->v.p}, (const FusedLoopState *)ctx->state)) return err;
   return FusedLaunchLoopKernel(ctx, PCGProductKernel, gp, 0, args->A, args->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);

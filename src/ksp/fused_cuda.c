@@ -355,7 +355,25 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP ksp, FusedConvergence *c
   conv->max_it  = (int)ksp->max_it;
   conv->sign_rz = 1.0;
   conv->sign_py = 1.0;
+  conv->judge_first = 0;
+  conv->rtol        = ksp->rtol;
+  conv->abstol      = ksp->abstol;
+  conv->divtol      = ksp->divtol;
   PetscFunctionReturn(0);
+}
+
+/* Whether the device may test iteration 0 itself, so that a solve starts its
+   loop without waiting for the first sums: where KSPConvergedDefault takes
+   that iteration's own norm as the reference (a zero initial guess, or
+   -ksp_converged_use_initial_residual_norm), which FusedSetTolerances()
+   repeats. A nonzero guess makes PETSc apply the PC to b on the host. The
+   device loop must be allowed (KSPFusedCUDALoopAllowed()) first. */
+PETSC_INTERN PetscBool KSPFusedCUDAFirstTestOnDevice(KSP ksp)
+{
+  const KSPConvergedDefaultCtx *cctx = (const KSPConvergedDefaultCtx *)ksp->cnvP;
+
+  if (ksp->converged != KSPConvergedDefault || !cctx || ksp->normtype == KSP_NORM_NONE) return PETSC_FALSE;
+  return (PetscBool)(ksp->guess_zero || cctx->initialrtol);
 }
 
 /* Iterations from..to-1 ran on the device and passed its test; the host's

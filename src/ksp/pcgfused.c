@@ -41,15 +41,23 @@ static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
   PetscReal     rz_sign = 0.0, py_sign = 0.0; /* of the last <r,Br> and <p,Ap> judged (0: none yet) */
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(KSP_PCGFused_Update, ksp, 0, 0, 0));
-  PetscCall(cg->steps->start(ksp, cg, sums));
-  PetscCall(PetscLogEventEnd(KSP_PCGFused_Update, ksp, 0, 0, 0));
-  PetscCall(PetscLogEventBegin(KSP_PCGFused_Product, ksp, 0, 0, 0));
-  PetscCall(cg->steps->product(ksp, cg, sums));
-  PetscCall(PetscLogEventEnd(KSP_PCGFused_Product, ksp, 0, 0, 0));
-  PetscCall(KSPFusedAllreduce(ksp, &cg->fused, PCG_NSUMS, sums));
+  if (device_loop && cg->steps->start_loop && KSPFusedCUDAFirstTestOnDevice(ksp)) {
+    /* no wait for the first sums: the device tests iteration 0 as well, and
+       judges the signs against positive ones (it stops at a negative) */
+    PetscCall(cg->steps->start_loop(ksp, cg, &i, sums));
+    if (i > 0) rz_sign = py_sign = 1.0;
+  } else {
+    PetscCall(PetscLogEventBegin(KSP_PCGFused_Update, ksp, 0, 0, 0));
+    PetscCall(cg->steps->start(ksp, cg, sums));
+    PetscCall(PetscLogEventEnd(KSP_PCGFused_Update, ksp, 0, 0, 0));
+    PetscCall(PetscLogEventBegin(KSP_PCGFused_Product, ksp, 0, 0, 0));
+    PetscCall(cg->steps->product(ksp, cg, sums));
+    PetscCall(PetscLogEventEnd(KSP_PCGFused_Product, ksp, 0, 0, 0));
+    PetscCall(KSPFusedAllreduce(ksp, &cg->fused, PCG_NSUMS, sums));
+    i = 0;
+  }
 
-  for (i = 0;; i++) {
+  for (;; i++) {
     const PetscReal rnorm = PCGFusedNorm(ksp, sums);
     PetscScalar     rz, py, yw, yz;
 
@@ -73,18 +81,22 @@ static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
        of <r,Br> is an indefinite PC, and a zero <p,Ap> or a change of its
        sign an indefinite matrix. A definite operator or PC of either sign
        goes on. (The device loop stops at any change, so the signs of the
-       iterations it ran are the ones the host saw before it.) */
+       iterations it ran are the ones the host saw before it.) PETSc's cg
+       gives them in the iteration it has begun, so they count it (i + 1). */
     if (rz == 0.0) {
+      ksp->its    = i + 1;
       ksp->reason = KSP_CONVERGED_ATOL;
       PetscCall(PetscInfo(ksp, "Converged due to <r,Br> = 0\n"));
       break;
     }
     if (rz_sign * PetscRealPart(rz) < 0.0) {
+      ksp->its    = i + 1;
       ksp->reason = KSP_DIVERGED_INDEFINITE_PC;
       PetscCall(PetscInfo(ksp, "Diverged due to indefinite preconditioner, <r,Br> = %g\n", (double)PetscRealPart(rz)));
       break;
     }
     if (py == 0.0 || py_sign * PetscRealPart(py) < 0.0) {
+      ksp->its    = i + 1;
       ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
       PetscCall(PetscInfo(ksp, "Diverged due to indefinite or singular matrix, <p,Ap> = %g\n", (double)PetscRealPart(py)));
       break;

@@ -139,4 +139,4 @@ static PetscErrorCode PCGFusedProduct_Reference(KSP ksp, KSP_PCGFused *cg, Petsc
   PetscFunctionReturn(0);
 }
 
-const KSPPCGFusedSteps KSPPCGFusedSteps_Reference = {PCGFusedStart_Reference, PCGFusedUpdate_Reference, PCGFusedProduct_Reference, NULL};
+const KSPPCGFusedSteps KSPPCGFusedSteps_Reference = {PCGFusedStart_Reference, PCGFusedUpdate_Reference, PCGFusedProduct_Reference, NULL, NULL};
