@@ -4,8 +4,14 @@
    the message in FusedCUDALastError(). */
 #ifndef FUSEDCUDA_H
 #define FUSEDCUDA_H
+#include <math.h>
 #include <stddef.h>
 #include "mat/fusedformat.h"
+#if defined(__CUDACC__)
+  #define FUSED_HOST_DEVICE __host__ __device__
+#else
+  #define FUSED_HOST_DEVICE
+#endif
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -110,13 +116,29 @@ typedef struct {
      stops where either is zero or changes sign, which PETSc's cg judges
      (a definite operator of either sign is fine). 1 for the other methods. */
   double sign_rz, sign_py;
-  /* 1: iteration it0 has not been tested; the device tests it first, with
-     ttol and dtol set from its norm as KSPConvergedDefault sets them at
-     iteration 0 when the initial residual is the reference (a zero initial
-     guess), from these: */
+  /* 1: iteration it0 (0) has not been tested; the device tests it first,
+     with ttol and dtol set from the reference norm as KSPConvergedDefault
+     sets them at iteration 0, from these: */
   int    judge_first;
+  int    reference; /* FUSED_REFERENCE_*: the norm rtol is relative to */
   double rtol, abstol, divtol;
 } FusedConvergence;
+/* KSPConvergedDefault's reference norm: the initial residual's (a zero
+   guess, or -ksp_converged_use_initial_residual_norm), the right-hand
+   side's in the norm of the method (a nonzero guess; its square a method
+   leaves among its sums), or the smaller of the two
+   (-ksp_converged_use_min_initial_residual_norm); a zero right-hand side
+   falls back to the residual's */
+enum { FUSED_REFERENCE_RESIDUAL, FUSED_REFERENCE_RHS, FUSED_REFERENCE_MIN };
+/* KSPConvergedDefault's rnorm0 from iteration 0's norm and the square of the
+   right-hand side's norm: the same operations on the host and the device */
+static inline FUSED_HOST_DEVICE double FusedReferenceNorm(int reference, double rnorm, double rhs_square)
+{
+  double snorm = sqrt(fabs(rhs_square));
+  if (reference == FUSED_REFERENCE_RESIDUAL) return rnorm;
+  if (snorm == 0.0) snorm = rnorm;
+  return reference == FUSED_REFERENCE_MIN && rnorm < snorm ? rnorm : snorm;
+}
 
 /* The device loop stops where the host must look; it returns the iteration
    it stopped at and the residual norms of the iterations in between. */
@@ -133,6 +155,10 @@ typedef struct {
   int           normtype;
 } FusedPCGVecs;
 int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero);
+/* the square of b's norm in the norm of v->normtype (B b with the fused PC),
+   where the device loop tests iteration 0 against it (FUSED_REFERENCE_RHS);
+   needs 9 sums in the workspace */
+int FusedPCGRhsNorm(FusedCUDA ctx, const FusedPCGVecs *v);
 /* With z and w: after FusedPCGStart() (r made) and z = B r, p = z and the
    start's sums; after FusedPCGProduct() and w = B y, <y,w> in its place */
 int FusedPCGStartPreconditioned(FusedCUDA ctx, const FusedPCGVecs *v);

@@ -666,9 +666,9 @@ __device__ __forceinline__ void FusedHistoryPut(double *hist, int first, int it,
 
 #define FUSED_GRID_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)
 
-/* KSPConvergedDefault at iteration 0 with the initial residual as the
-   reference (FusedConvergence.judge_first): the same operations, so the same
-   bits, as the host's PetscMax(rtol * rnorm0, abstol) and divtol * rnorm0 */
+/* KSPConvergedDefault at iteration 0 (FusedConvergence.judge_first): the
+   same operations, so the same bits, as the host's
+   PetscMax(rtol * rnorm0, abstol) and divtol * rnorm0 */
 __device__ __forceinline__ void FusedSetTolerances(FusedConvergence &c, double rnorm0)
 {
   const double rel = c.rtol * rnorm0;

@@ -1,12 +1,13 @@
 /* pcgfused on the GPU: the kernels of the fused steps of pcgfusedimpl.h, and
    the device loop. Sums, in the order of the C side: RZ, NORM, PY, YW, YZ;
    then the off-process rows' share of the last three, where a halo splits
-   the product. */
+   the product; then the square of b's norm in the method's norm, where the
+   device tests iteration 0 against it. */
 #include <string.h>
 #include <cooperative_groups.h>
 #include "cuda/fusedcuda_impl.cuh"
 
-enum { RZ, NORM, PY, YW, YZ, NSUMS, GHOST_PY = NSUMS, GHOST_YW, GHOST_YZ };
+enum { RZ, NORM, PY, YW, YZ, NSUMS, GHOST_PY = NSUMS, GHOST_YW, GHOST_YZ, RHS };
 
 /* PCGFusedBeta() of pcgfusedimpl.h */
 __device__ __forceinline__ double PCGBeta(double rz, double alpha, double yw, double yz)
@@ -116,6 +117,26 @@ __device__ __forceinline__ bool PCGMustStop(const FusedPCGVecs &v, const FusedCo
   return FusedMustStop(conv, it, *rnorm) || !isfinite(rz) || !isfinite(py) || !isfinite(yw) || !isfinite(yz) || rz * conv.sign_rz <= 0.0 || py * conv.sign_py <= 0.0;
 }
 
+/* RHS: <Bb, Bb>, <b, b> or <b, Bb> as the norm type asks, which
+   KSPConvergedDefault forms at iteration 0 after a nonzero guess */
+__global__ void PCGRhsNormKernel(int n, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[1] = {0.0};
+  FUSED_GRID_LOOP(i, n)
+  {
+    const double b = v.b[i], z = v.d ? v.d[i] * b : b;
+    acc[0] += v.normtype == FUSED_NORM_PRECONDITIONED ? z * z : (v.normtype == FUSED_NORM_UNPRECONDITIONED ? b * b : b * z);
+  }
+  FusedReduce<1>(acc, partials, sums, ticket, RHS);
+}
+
+/* ttol and dtol of an untested iteration 0 from its sums s[] and the
+   right-hand side's in sums[RHS] */
+__device__ __forceinline__ void PCGSetTolerances(const FusedPCGVecs &v, FusedConvergence &conv, const double s[NSUMS], const double *sums)
+{
+  FusedSetTolerances(conv, FusedReferenceNorm(conv.reference, PCGNorm(v, s), conv.reference == FUSED_REFERENCE_RESIDUAL ? 0.0 : sums[RHS]));
+}
+
 /* r = b - A x (or b), z = B r, p = z; RZ and NORM */
 __global__ void PCGStartKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
 {
@@ -175,7 +196,7 @@ __device__ __noinline__ bool PCGJudgeFirst(int normtype, FusedLoopState *state, 
   FusedPCGVecs     v;
   double           rnorm;
   v.normtype = normtype;
-  FusedSetTolerances(conv, PCGNorm(v, s));
+  PCGSetTolerances(v, conv, s, sums);
   const bool stop = PCGMustStop(v, conv, state->first, s, &rnorm);
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     state->conv.ttol   = conv.ttol;
@@ -262,7 +283,7 @@ __device__ __forceinline__ FusedConvergence PCGLoopConvergence(const FusedPCGVec
 {
   if (conv.judge_first) {
     const double s[NSUMS] = {sums[RZ], sums[NORM], sums[PY], sums[YW], sums[YZ]};
-    FusedSetTolerances(conv, PCGNorm(v, s));
+    PCGSetTolerances(v, conv, s, sums);
   }
   return conv;
 }
@@ -354,6 +375,14 @@ extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v
     if (int err = FusedLongRowsBefore(A, v->x, ctx->stream)) return err;
   PCGStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PCGStartKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPCGRhsNorm(FusedCUDA ctx, const FusedPCGVecs *v)
+{
+  if (ctx->maxsums < RHS + 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the right-hand side's norm needs %d", ctx->maxsums, RHS + 1);
+  PCGRhsNormKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PCGRhsNormKernel");
   return FUSED_CUDA_OK;
 }
 

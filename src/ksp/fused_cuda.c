@@ -356,6 +356,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP ksp, FusedConvergence *c
   conv->sign_rz = 1.0;
   conv->sign_py = 1.0;
   conv->judge_first = 0;
+  conv->reference   = FUSED_REFERENCE_RESIDUAL;
   conv->rtol        = ksp->rtol;
   conv->abstol      = ksp->abstol;
   conv->divtol      = ksp->divtol;
@@ -363,17 +364,42 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP ksp, FusedConvergence *c
 }
 
 /* Whether the device may test iteration 0 itself, so that a solve starts its
-   loop without waiting for the first sums: where KSPConvergedDefault takes
-   that iteration's own norm as the reference (a zero initial guess, or
-   -ksp_converged_use_initial_residual_norm), which FusedSetTolerances()
-   repeats. A nonzero guess makes PETSc apply the PC to b on the host. The
+   loop without waiting for the first sums, and with which reference norm
+   (FUSED_REFERENCE_*): that iteration's own norm (a zero initial guess, or
+   -ksp_converged_use_initial_residual_norm), or, where the method forms the
+   right-hand side's norm on the device (rhs_on_device), the one that
+   KSPConvergedDefault would form with PCApply() and VecNorm() on b. The
    device loop must be allowed (KSPFusedCUDALoopAllowed()) first. */
-PETSC_INTERN PetscBool KSPFusedCUDAFirstTestOnDevice(KSP ksp)
+PETSC_INTERN PetscBool KSPFusedCUDAFirstTestOnDevice(KSP ksp, PetscBool rhs_on_device, int *reference)
 {
   const KSPConvergedDefaultCtx *cctx = (const KSPConvergedDefaultCtx *)ksp->cnvP;
 
-  if (ksp->converged != KSPConvergedDefault || !cctx || ksp->normtype == KSP_NORM_NONE) return PETSC_FALSE;
-  return (PetscBool)(ksp->guess_zero || cctx->initialrtol);
+  *reference = FUSED_REFERENCE_RESIDUAL;
+  if (ksp->converged != KSPConvergedDefault || !cctx || ksp->normtype == KSP_NORM_NONE || ksp->pc_side != PC_LEFT) return PETSC_FALSE;
+  if (ksp->guess_zero || cctx->initialrtol) return PETSC_TRUE;
+  *reference = cctx->mininitialrtol ? FUSED_REFERENCE_MIN : FUSED_REFERENCE_RHS;
+  return rhs_on_device;
+}
+
+/* Iteration 0, tested on the device with the right-hand side's norm as the
+   reference, seen by the host: what KSPConvergedDefault records there
+   (rnorm0 and ttol, from the same norms as the device), without its PCApply()
+   and VecNorm() of b, then the monitors. */
+PETSC_INTERN PetscErrorCode KSPFusedCUDAReplayFirst(KSP ksp, KSPFused *fused, int reference, double rhs_square)
+{
+  PetscReal rnorm;
+
+  PetscFunctionBegin;
+  PetscCallFusedCUDA(FusedCUDAGetHistory(fused->work.cuda, 0, 1, &rnorm));
+  ksp->its    = 0;
+  ksp->rnorm  = rnorm;
+  ksp->rnorm0 = FusedReferenceNorm(reference, rnorm, rhs_square);
+  ksp->ttol   = PetscMax(ksp->rtol * ksp->rnorm0, ksp->abstol);
+  PetscCall(PetscInfo(ksp, "Nonzero initial guess: the right-hand side's norm %g formed on the device as the reference\n", (double)ksp->rnorm0));
+  PetscCall(KSPLogResidualHistory(ksp, rnorm));
+  PetscCall(KSPLogErrorHistory(ksp));
+  PetscCall(KSPMonitor(ksp, 0, rnorm));
+  PetscFunctionReturn(0);
 }
 
 /* Iterations from..to-1 ran on the device and passed its test; the host's

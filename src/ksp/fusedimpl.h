@@ -106,7 +106,8 @@ PETSC_INTERN PetscErrorCode MatHYBCUDAGetBlocks(Mat, Mat *Ad, Mat *Ao, const Pet
 PETSC_INTERN PetscErrorCode MatHYBCUDAGetDevMat(Mat, FusedDevMat *, PetscInt *device);
 PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP, KSPFused *, PetscBool *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP, FusedConvergence *);
-PETSC_INTERN PetscBool      KSPFusedCUDAFirstTestOnDevice(KSP);
+PETSC_INTERN PetscBool      KSPFusedCUDAFirstTestOnDevice(KSP, PetscBool rhs_on_device, int *reference);
+PETSC_INTERN PetscErrorCode KSPFusedCUDAReplayFirst(KSP, KSPFused *, int reference, double rhs_square);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP, KSPFused *, PetscInt from, PetscInt to);
 PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP, KSPFused *, double *b_dev, double *x_dev);
 PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToHost(KSP, KSPFused *);

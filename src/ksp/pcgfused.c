@@ -39,12 +39,13 @@ static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
   PetscScalar   sums[PCG_NSUMS], alpha, beta;
   PetscInt      i;
   PetscReal     rz_sign = 0.0, py_sign = 0.0; /* of the last <r,Br> and <p,Ap> judged (0: none yet) */
+  int           reference;
 
   PetscFunctionBegin;
-  if (device_loop && cg->steps->start_loop && KSPFusedCUDAFirstTestOnDevice(ksp)) {
+  if (device_loop && cg->steps->start_loop && KSPFusedCUDAFirstTestOnDevice(ksp, PETSC_TRUE, &reference)) {
     /* no wait for the first sums: the device tests iteration 0 as well, and
        judges the signs against positive ones (it stops at a negative) */
-    PetscCall(cg->steps->start_loop(ksp, cg, &i, sums));
+    PetscCall(cg->steps->start_loop(ksp, cg, reference, &i, sums));
     if (i > 0) rz_sign = py_sign = 1.0;
   } else {
     PetscCall(PetscLogEventBegin(KSP_PCGFused_Update, ksp, 0, 0, 0));

@@ -6,8 +6,10 @@
 enum { PCG_VEC_X = 1, PCG_VEC_B, PCG_VEC_R, PCG_VEC_P, PCG_VEC_Y, PCG_NVECS };
 /* with the PC applied between kernels, z = B r and w = B y are stored too */
 enum { PCG_VEC_Z = PCG_NVECS, PCG_VEC_W, PCG_NVECS_STORED };
-/* the device's sums: the step's, and the ghost rows' share of the split product */
-#define PCG_DEVICE_SUMS (PCG_NSUMS + 3)
+/* the device's sums: the step's, the ghost rows' share of the split product,
+   and the right-hand side's norm (FusedPCGRhsNorm()) */
+#define PCG_DEVICE_SUMS (PCG_NSUMS + 4)
+#define PCG_DEVICE_RHS  (PCG_NSUMS + 3)
 
 static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
 {
@@ -111,14 +113,17 @@ static PetscErrorCode PCGFusedLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt it0,
 
 /* The start and the first product queued behind the uploads, and the loop
    behind them, testing iteration 0 itself: one wait for the device where the
-   host-driven start and product cost one more (about 15 us a solve on the
-   H100). Only the single-rank device loop with a fused PC comes here. */
-static PetscErrorCode PCGFusedStartLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt *its, PetscScalar sums[])
+   host-driven start and product cost one more. After a nonzero guess the
+   right-hand side's norm, which KSPConvergedDefault would form with
+   PCApply() and VecNorm() on the host, is formed on the device beside them.
+   Only the single-rank device loop with a fused PC comes here. */
+static PetscErrorCode PCGFusedStartLoop_CUDA(KSP ksp, KSP_PCGFused *cg, int reference, PetscInt *its, PetscScalar sums[])
 {
   KSPFused        *fused = &cg->fused;
   FusedPCGVecs     v;
   FusedConvergence conv;
   int              stopped;
+  double           rhs_square = 0.0;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(KSP_PCGFused_Update, ksp, 0, 0, 0));
@@ -127,13 +132,20 @@ static PetscErrorCode PCGFusedStartLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt
   v = PCGFusedDeviceVecs(ksp, cg);
   PetscCheck(!v.z && !fused->op.halo, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the fused PC on one rank");
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+  if (reference != FUSED_REFERENCE_RESIDUAL) PetscCallFusedCUDA(FusedPCGRhsNorm(fused->work.cuda, &v));
   PetscCallFusedCUDA(FusedPCGProduct(fused->work.cuda, fused->op.mat, &v));
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
   conv.judge_first = 1;
+  conv.reference   = reference;
   PetscCallFusedCUDA(FusedPCGLoop(fused->work.cuda, fused->op.mat, &v, &conv, 0, fused->single_kernel, &stopped));
   PetscCall(PetscLogFlops(5.0 * fused->work.n + 2.0 * fused->op.nnz + stopped * (15.0 * fused->work.n + 2.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCall(KSPFusedCUDAReplay(ksp, fused, 0, stopped));
+  if (reference != FUSED_REFERENCE_RESIDUAL && stopped > 0) {
+    /* iteration 0 without KSPConvergedDefault, which would form b's norm again on the host */
+    PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, PCG_DEVICE_RHS, 1, &rhs_square));
+    PetscCall(KSPFusedCUDAReplayFirst(ksp, fused, reference, rhs_square));
+    PetscCall(KSPFusedCUDAReplay(ksp, fused, 1, stopped));
+  } else PetscCall(KSPFusedCUDAReplay(ksp, fused, 0, stopped));
   PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, 0, PCG_NSUMS, sums));
   fused->loop_its += stopped;
   fused->loop_starts++;

@@ -33,9 +33,10 @@ typedef struct {
      (NULL: no such loop); *its is that iteration, sums[] its sums */
   PetscErrorCode (*loop)(KSP, KSP_PCGFused *, PetscInt it0, PetscInt *its, PetscScalar sums[]);
   /* start, product and the loop from iteration 0 in one go, iteration 0
-     tested on the device too (NULL: no such loop); *its and sums[] as loop's,
-     iterations 0..*its-1 replayed */
-  PetscErrorCode (*start_loop)(KSP, KSP_PCGFused *, PetscInt *its, PetscScalar sums[]);
+     tested on the device too, against the reference norm FUSED_REFERENCE_*
+     (NULL: no such loop); *its and sums[] as loop's, iterations 0..*its-1
+     replayed */
+  PetscErrorCode (*start_loop)(KSP, KSP_PCGFused *, int reference, PetscInt *its, PetscScalar sums[]);
 } KSPPCGFusedSteps;
 
 /* A backend may hand a step's partial sums over with the next step that
