@@ -379,7 +379,7 @@ __global__ static void FusedLoopHandBackKernel(const FusedLoopState *state, Fuse
 
 static int FusedLoopStateOut(FusedCUDA ctx, const FusedConvergence *conv, int it0, int *its)
 {
-  const int first = conv->judge_first ? it0 : it0 + 1; /* the first new entry of the history */
+  const int first = conv->judge_first ? 0 : it0 + 1; /* the first new entry of the history */
 
   ctx->hist_back_first = 0;
   ctx->hist_back_last  = -1;

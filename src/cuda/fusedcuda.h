@@ -116,9 +116,10 @@ typedef struct {
      stops where either is zero or changes sign, which PETSc's cg judges
      (a definite operator of either sign is fine). 1 for the other methods. */
   double sign_rz, sign_py;
-  /* 1: iteration it0 (0) has not been tested; the device tests it first,
-     with ttol and dtol set from the reference norm as KSPConvergedDefault
-     sets them at iteration 0, from these: */
+  /* 1: iteration 0 has not been tested and is the loop's first test (the
+     loop starts at it0 = 0 or, where it begins with a product, -1), with
+     ttol and dtol set from the reference norm as KSPConvergedDefault sets
+     them at iteration 0, from these: */
   int    judge_first;
   int    reference; /* FUSED_REFERENCE_*: the norm rtol is relative to */
   double rtol, abstol, divtol;
@@ -182,6 +183,9 @@ typedef struct {
   const double *d;
 } FusedPBCGSVecs;
 int FusedPBCGSStart(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, int guess_zero);
+/* the square of ||B b||, where the device loop tests iteration 0 against it
+   (FUSED_REFERENCE_RHS); needs 11 sums in the workspace */
+int FusedPBCGSRhsNorm(FusedCUDA ctx, const FusedPBCGSVecs *v);
 int FusedPBCGSProductP(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v);
 int FusedPBCGSRestart(FusedCUDA ctx, const FusedPBCGSVecs *v);
 /* with the PC applied between kernels: the sums of the products' outputs */

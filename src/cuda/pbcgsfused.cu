@@ -1,11 +1,19 @@
 /* pbcgsfused on the GPU: the kernels of the fused steps of pbcgsfusedimpl.h
    and the device loop. Sums: RR, RR0, VR0 (first reduction), TT, TS, TR0,
-   SR0, SS (second), then omega and beta as the device loop computes them. */
+   SR0, SS (second), then omega and beta as the device loop computes them,
+   then the square of ||B b|| where the device tests iteration 0 against it. */
 #include <string.h>
 #include <cooperative_groups.h>
 #include "cuda/fusedcuda_impl.cuh"
 
-enum { RR, RR0, VR0, TT, TS, TR0, SR0, SS, OMEGA, BETA, NSUMS };
+enum { RR, RR0, VR0, TT, TS, TR0, SR0, SS, OMEGA, BETA, NSUMS, RHS = NSUMS };
+
+/* ttol and dtol of an untested iteration 0 (FusedConvergence.judge_first)
+   from its norm and, after a nonzero guess, ||B b|| */
+__device__ __forceinline__ void PBCGSSetTolerances(FusedConvergence &conv, double rnorm, const double *sums)
+{
+  FusedSetTolerances(conv, FusedReferenceNorm(conv.reference, rnorm, conv.reference == FUSED_REFERENCE_RESIDUAL ? 0.0 : sums[RHS]));
+}
 
 /* One row of v = B A p; adds to <v,r0*>. GATHER: the product's DIA loads
    in flight together (FusedStoredGathered). Else FusedRowProduct(), whose
@@ -121,6 +129,18 @@ __global__ void PBCGSStartKernel(FusedMatView A, FusedPBCGSVecs v, int guess_zer
   FusedReduce<2>(acc, partials, sums, ticket, RR);
 }
 
+/* RHS = ||B b||^2, which KSPConvergedDefault forms at iteration 0 after a nonzero guess */
+__global__ void PBCGSRhsNormKernel(int n, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[1] = {0.0};
+  FUSED_GRID_LOOP(i, n)
+  {
+    const double z = v.d ? v.d[i] * v.b[i] : v.b[i];
+    acc[0] += z * z;
+  }
+  FusedReduce<1>(acc, partials, sums, ticket, RHS);
+}
+
 /* r0* = r, p = r after <r,r0*> vanished; RR and RR0 */
 __global__ void PBCGSRestartKernel(int n, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket)
 {
@@ -148,6 +168,7 @@ __global__ void PBCGSProductPKernel(FusedMatView A, FusedPBCGSVecs v, double *pa
     const double rnorm = sqrt(fabs(rr));
     const int    it    = ++state->it;
     hist[it]           = rnorm;
+    if (it == 0 && state->conv.judge_first) PBCGSSetTolerances(state->conv, rnorm, sums); /* the loop began with the start */
     if (FusedMustStop(state->conv, it, rnorm) || !isfinite(rho) || !isfinite(vr0) || rho == 0.0 || vr0 == 0.0) {
       state->stop = 1;
       cudaGraphSetConditional(handle, 0);
@@ -229,6 +250,14 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 6) PBCGSUpdateXRPKernel(int n, Fu
   FusedReduce<2>(acc, partials, sums, ticket, RR);
 }
 
+/* The tests of a single-kernel loop: where it begins with the start
+   (judge_first), ttol and dtol from the start's RR */
+__device__ __forceinline__ FusedConvergence PBCGSLoopConvergence(FusedConvergence conv, const double *sums)
+{
+  if (conv.judge_first) PBCGSSetTolerances(conv, sqrt(fabs(sums[RR])), sums);
+  return conv;
+}
+
 /* The whole loop in one cooperative kernel for small systems: two grid
    barriers per iteration. The products read s and the next p through
    PBCGSNextS and PBCGSNextP, computed from the vectors of the step before,
@@ -249,7 +278,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
   cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
   const int                      G     = gridDim.x;
   const int                      first = state->it;
-  const FusedConvergence         conv  = state->conv;
+  const FusedConvergence         conv  = PBCGSLoopConvergence(state->conv, sums);
   /* iteration it reads p_last and v_last and writes p_next and v_next, then they swap */
   double *p_last = v.p, *v_last = v.v, *p_next = spare, *v_next = spare + A.n;
 
@@ -350,6 +379,14 @@ extern "C" int FusedPBCGSStart(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVec
     if (int err = FusedLongRowsBefore(A, v->x, ctx->stream)) return err;
   PBCGSStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSStartKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSRhsNorm(FusedCUDA ctx, const FusedPBCGSVecs *v)
+{
+  if (ctx->maxsums < RHS + 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the right-hand side's norm needs %d", ctx->maxsums, RHS + 1);
+  PBCGSRhsNormKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSRhsNormKernel");
   return FUSED_CUDA_OK;
 }
 

@@ -43,12 +43,19 @@ static PetscErrorCode PBCGSFusedIterate(KSP ksp, PetscBool device_loop)
   PetscScalar     rho, alpha, omega, beta;
   PetscInt        i;
   PetscBool       restarted = PETSC_FALSE; /* the last step was a restart of r0* */
+  int             reference;
 
   PetscFunctionBegin;
   bcgs->restarts = 0;
-  PBCGSStep(KSP_PBCGSFused_UpdateXRP, bcgs->steps->start(ksp, bcgs, sums1));
+  if (device_loop && bcgs->steps->start_loop && KSPFusedCUDAFirstTestOnDevice(ksp, PETSC_TRUE, &reference)) {
+    /* the device goes on from the start and tests iteration 0 as well */
+    PetscCall(bcgs->steps->start_loop(ksp, bcgs, reference, &i));
+  } else {
+    PBCGSStep(KSP_PBCGSFused_UpdateXRP, bcgs->steps->start(ksp, bcgs, sums1));
+    i = 0;
+  }
 
-  for (i = 0;; i++) {
+  for (;; i++) {
     PetscReal rnorm;
 
     PBCGSStep(KSP_PBCGSFused_ProductP, bcgs->steps->product_p(ksp, bcgs, sums1));

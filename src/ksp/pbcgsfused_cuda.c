@@ -7,7 +7,10 @@
 enum { BCGS_VEC_X = 1, BCGS_VEC_B, BCGS_VEC_R, BCGS_VEC_RSTAR, BCGS_VEC_P, BCGS_VEC_V, BCGS_VEC_S, BCGS_VEC_T, BCGS_NVECS };
 /* with the PC applied between kernels: the products' output before the PC */
 enum { BCGS_VEC_W = BCGS_NVECS, BCGS_NVECS_STORED };
-#define BCGS_DEVICE_SUMS (BCGS_NSUMS1 + BCGS_NSUMS2 + 2)
+/* reductions one after the other, then omega and beta of the device loop,
+   then ||B b||^2 (FusedPBCGSRhsNorm()) */
+#define BCGS_DEVICE_SUMS (BCGS_NSUMS1 + BCGS_NSUMS2 + 3)
+#define BCGS_DEVICE_RHS  (BCGS_NSUMS1 + BCGS_NSUMS2 + 2)
 
 static FusedPBCGSVecs PBCGSFusedDeviceVecs(KSP_PBCGSFused *bcgs)
 {
@@ -157,4 +160,43 @@ static PetscErrorCode PBCGSFusedLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscIn
   PetscFunctionReturn(0);
 }
 
-const KSPPBCGSFusedSteps KSPPBCGSFusedSteps_CUDA = {PBCGSFusedStart_CUDA, PBCGSFusedProductP_CUDA, PBCGSFusedUpdateS_CUDA, PBCGSFusedProductS_CUDA, PBCGSFusedUpdateXRP_CUDA, PBCGSFusedRestart_CUDA, PBCGSFusedLoop_CUDA};
+/* The start with the loop queued behind it, which begins with the first
+   product and tests iteration 0 itself (after a nonzero guess against
+   ||B b||, formed beside the start): the host-driven first iteration's two
+   waits leave the solve. Only the single-rank device loop with a fused PC
+   comes here. */
+static PetscErrorCode PBCGSFusedStartLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, int reference, PetscInt *its)
+{
+  KSPFused        *fused = &bcgs->fused;
+  FusedPBCGSVecs   v;
+  FusedConvergence conv;
+  int              stopped;
+  double           rhs_square = 0.0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(KSP_PBCGSFused_UpdateXRP, ksp, 0, 0, 0));
+  PetscCall(PBCGSFusedStart_CUDA(ksp, bcgs, NULL));
+  PetscCall(PetscLogEventEnd(KSP_PBCGSFused_UpdateXRP, ksp, 0, 0, 0));
+  v = PBCGSFusedDeviceVecs(bcgs);
+  PetscCheck(!PBCGSFusedDevicePC(bcgs) && !fused->op.halo, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the fused PC on one rank");
+  PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+  if (reference != FUSED_REFERENCE_RESIDUAL) PetscCallFusedCUDA(FusedPBCGSRhsNorm(fused->work.cuda, &v));
+  PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
+  conv.judge_first = 1;
+  conv.reference   = reference;
+  PetscCallFusedCUDA(FusedPBCGSLoop(fused->work.cuda, fused->op.mat, &v, &conv, -1, fused->single_kernel, &stopped));
+  PetscCall(PetscLogFlops(stopped * (30.0 * fused->work.n + 4.0 * fused->op.nnz)));
+  PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+  /* iteration 'stopped' is tested by the host itself, from product_p */
+  if (reference != FUSED_REFERENCE_RESIDUAL && stopped > 0) {
+    PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, BCGS_DEVICE_RHS, 1, &rhs_square));
+    PetscCall(KSPFusedCUDAReplayFirst(ksp, fused, reference, rhs_square));
+    PetscCall(KSPFusedCUDAReplay(ksp, fused, 1, stopped));
+  } else PetscCall(KSPFusedCUDAReplay(ksp, fused, 0, stopped));
+  fused->loop_its += stopped;
+  fused->loop_starts++;
+  *its = stopped;
+  PetscFunctionReturn(0);
+}
+
+const KSPPBCGSFusedSteps KSPPBCGSFusedSteps_CUDA = {PBCGSFusedStart_CUDA, PBCGSFusedProductP_CUDA, PBCGSFusedUpdateS_CUDA, PBCGSFusedProductS_CUDA, PBCGSFusedUpdateXRP_CUDA, PBCGSFusedRestart_CUDA, PBCGSFusedLoop_CUDA, PBCGSFusedStartLoop_CUDA};

@@ -137,4 +137,4 @@ static PetscErrorCode PBCGSFusedUpdateXRP_Reference(KSP ksp, KSP_PBCGSFused *bcg
   PetscFunctionReturn(0);
 }
 
-const KSPPBCGSFusedSteps KSPPBCGSFusedSteps_Reference = {PBCGSFusedStart_Reference, PBCGSFusedProductP_Reference, PBCGSFusedUpdateS_Reference, PBCGSFusedProductS_Reference, PBCGSFusedUpdateXRP_Reference, PBCGSFusedRestart_Reference, NULL};
+const KSPPBCGSFusedSteps KSPPBCGSFusedSteps_Reference = {PBCGSFusedStart_Reference, PBCGSFusedProductP_Reference, PBCGSFusedUpdateS_Reference, PBCGSFusedProductS_Reference, PBCGSFusedUpdateXRP_Reference, PBCGSFusedRestart_Reference, NULL, NULL};

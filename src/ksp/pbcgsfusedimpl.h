@@ -32,6 +32,10 @@ typedef struct {
      the test or a check needs it (NULL: no such loop); *its is where the
      host goes on, from product_p */
   PetscErrorCode (*loop)(KSP, KSP_PBCGSFused *, PetscInt it0, PetscInt *its);
+  /* the start and the loop after it in one go, iteration 0 tested on the
+     device against the reference norm FUSED_REFERENCE_* (NULL: no such
+     loop); *its and the replay as loop's */
+  PetscErrorCode (*start_loop)(KSP, KSP_PBCGSFused *, int reference, PetscInt *its);
 } KSPPBCGSFusedSteps;
 
 /* A backend may hand a step's partial sums over with the next step that
