@@ -407,7 +407,7 @@ int FusedCUDAResidentGrid(FusedCUDA ctx, const void *kernel, size_t smem, int *g
    clears the condition when the host must look. The graph is kept and
    relaunched while the kernel arguments are the same; what changes between
    solves (tolerances, the first iteration) lives in device memory. */
-int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*build)(FusedCUDA, const void *, cudaGraphConditionalHandle), const FusedConvergence *conv, int it0, int *its)
+int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*build)(FusedCUDA, const void *, cudaGraphConditionalHandle), const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, int *its)
 {
   if (args_len > sizeof(ctx->loop_args)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "loop arguments of %zu bytes exceed %zu", args_len, sizeof(ctx->loop_args));
   if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;
@@ -462,6 +462,8 @@ int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*bui
     ctx->loop_args_len = args_len;
   }
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
+  if (prologue)
+    if (int err = prologue->queue(ctx, prologue->arg)) return err;
   FUSED_CUDA_CHECK(cudaGraphLaunch(ctx->loop_exec, ctx->stream));
   return FusedLoopStateOut(ctx, conv, it0, its);
 }
@@ -522,7 +524,7 @@ int FusedCUDAEnsureLoopVectors(FusedCUDA ctx, int count, double **vecs)
   return FUSED_CUDA_OK;
 }
 
-int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int nsums, size_t smem, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its)
+int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int nsums, size_t smem, const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, void **kargs, double **partials, int *its)
 {
   int    per_sm = 0, need = (ctx->n + block - 1) / block, most, grid;
   size_t len;
@@ -537,6 +539,8 @@ int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int n
   if (int err = FusedGrowBuffer(ctx, &ctx->loop_partials, &ctx->loop_partials_len, len, "the partial sums of the single-kernel loop")) return err;
   *partials = ctx->loop_partials;
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
+  if (prologue)
+    if (int err = prologue->queue(ctx, prologue->arg)) return err;
   FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, block, kargs, smem, ctx->stream));
   return FusedLoopStateOut(ctx, conv, it0, its);
 }

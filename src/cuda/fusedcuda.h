@@ -238,6 +238,13 @@ int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const doub
 #define FUSED_PGMRES_LOOP_MAX_RESTART 4096 /* its Hessenberg column sits in shared memory */
 #define FUSED_PGMRES_CYCLES_MAX_RESTART 64 /* the single kernel ends cycles up to this restart: each block copies R to shared memory for the back solve */
 int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int restart, double breakdowntol, const FusedConvergence *conv, int *its0, int single_kernel, double *R, double *xi, double *products, double orth[3], int *steps, int *pending, int *start_on_host);
+/* With conv->judge_first (left preconditioning, from iteration 0) the loop
+   goes on from the start itself (FusedPGMRESStart(), not waited for): it
+   tests iteration 0 and makes z_0, or hands the start to the host
+   (*start_on_host at iteration 0, nothing recorded). After a nonzero guess
+   FusedPGMRESRhsNorm() first puts ||B b||^2 in sums[FusedPGMRESRhsSlot()]. */
+int FusedPGMRESRhsNorm(FusedCUDA ctx, const FusedPGMRESVecs *v);
+int FusedPGMRESRhsSlot(FusedCUDA ctx);
 
 #ifdef __cplusplus
 }

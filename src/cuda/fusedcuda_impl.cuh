@@ -191,6 +191,13 @@ struct FusedCUDA_s {
 };
 
 int FusedCUDAEnsureHistory(FusedCUDA ctx, int len);
+/* Work a method queues between the loop's state going in and its launch
+   (NULL: none): it may write the state, and a stop it sets ends the loop
+   before its first step */
+typedef struct {
+  int (*queue)(FusedCUDA ctx, const void *arg);
+  const void *arg;
+} FusedLoopPrologue;
 /* method_state (and its pinned mirror) of at least bytes, zeroed when made */
 int FusedCUDAEnsureMethodState(FusedCUDA ctx, size_t bytes);
 /* The single-kernel loop: a cooperative kernel that runs the iterations with
@@ -199,7 +206,7 @@ int FusedCUDAEnsureMethodState(FusedCUDA ctx, size_t bytes);
    which kargs points at, is set to a buffer of 2 x nsums x grid before the
    launch; smem: dynamic shared memory per block; returns the iteration
    where the kernel stopped. */
-int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int nsums, size_t smem, const FusedConvergence *conv, int it0, void **kargs, double **partials, int *its);
+int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int nsums, size_t smem, const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, void **kargs, double **partials, int *its);
 
 /* The block size of CG's and BiCGStab's single kernels, one block per
    multiprocessor: FUSED_BLOCK where that covers the n rows, else
@@ -232,7 +239,7 @@ int FusedCUDAResidentGrid(FusedCUDA ctx, const void *kernel, size_t smem, int *g
    from the last build; returns the iteration where it stopped. build()
    captures one iteration's kernels, launched with FusedLaunchLoopKernel();
    the body holds FUSED_LOOP_UNROLL of them. */
-int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*build)(FusedCUDA, const void *, cudaGraphConditionalHandle), const FusedConvergence *conv, int it0, int *its);
+int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*build)(FusedCUDA, const void *, cudaGraphConditionalHandle), const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, int *its);
 
 /* Where a loop kernel starts: with programmatic dependent launch (sm_90)
    it may be resident before the kernel ahead of it in the graph is done,

@@ -486,10 +486,10 @@ extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs
     if (int err = FusedCUDAEnsureLoopVectors(ctx, 2, &spare)) return err;
     const int    block  = FusedSingleKernelBlock(ctx);
     const void  *kernel = block == FUSED_BLOCK ? (const void *)PBCGSSingleKernel<FUSED_BLOCK> : (const void *)PBCGSSingleKernel<FUSED_WIDE_BLOCK>;
-    return FusedCUDARunSingleKernel(ctx, kernel, block, NSUMS, 0, conv, it0, kargs, &part, its);
+    return FusedCUDARunSingleKernel(ctx, kernel, block, NSUMS, 0, conv, it0, NULL, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args));
   args.A = A->view;
   args.v = *v;
-  return FusedCUDARunLoop(ctx, &args, sizeof(args), PBCGSBuildLoop, conv, it0, its);
+  return FusedCUDARunLoop(ctx, &args, sizeof(args), PBCGSBuildLoop, conv, it0, NULL, its);
 }

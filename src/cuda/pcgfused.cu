@@ -470,10 +470,10 @@ extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v,
     if (int err = FusedCUDAEnsureLoopVectors(ctx, 3, &spare)) return err;
     const int   block  = FusedSingleKernelBlock(ctx);
     const void *kernel = view.lrows.nchunks ? PCGSingleKernelFor<true>(block, v->d != NULL) : PCGSingleKernelFor<false>(block, v->d != NULL);
-    return FusedCUDARunSingleKernel(ctx, kernel, block, NSUMS, 0, conv, it0, kargs, &part, its);
+    return FusedCUDARunSingleKernel(ctx, kernel, block, NSUMS, 0, conv, it0, NULL, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
   args.A = A->view;
   args.v = *v;
-  return FusedCUDARunLoop(ctx, &args, sizeof(args), PCGBuildLoop, conv, it0, its);
+  return FusedCUDARunLoop(ctx, &args, sizeof(args), PCGBuildLoop, conv, it0, NULL, its);
 }

@@ -550,7 +550,11 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 4) PGMRESLoopProductKernel(FusedM
 __global__ void __launch_bounds__(FUSED_BLOCK, 5) PGMRESLoopOrthogKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, int base, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
   extern __shared__ double h[];
-  if (FusedLoopKernelStopped(state)) return;
+  if (FusedLoopKernelStopped(state)) {
+    /* the first test stopped the loop before its first step: it ends here */
+    if (blockIdx.x == 0 && threadIdx.x == 0) cudaGraphSetConditional(handle, 0);
+    return;
+  }
   const int j      = gs->j;
   double    acc[3] = {0.0, 0.0, 0.0};
   int       bad    = 0;
@@ -661,6 +665,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
   double                         scale = 1.0, xi = 0.0;
   double                        *sV = R ? h + m + 1 + (CYCLES ? (size_t)m * m : 0) : NULL; /* the block's rows of the basis, R per thread */
 
+  if (state->stop) return; /* the first test (PGMRESFirstStartKernel) handed the start to the host */
   for (int j = 0;; j++) {
     if (A.lrows.nchunks) { /* the long rows' rest first: the product reads it */
       FusedLongRowsOf(A, FusedStored{PGMRESStepVectors(v, j, A.n).in});
@@ -710,6 +715,73 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
   }
 }
 
+/* The first cycle's start tested on the device (FusedConvergence.judge_first),
+   between the loop's state going in and the loop: every block reads |r0|^2
+   from the start's sums[0], sets the tolerances as KSPConvergedDefault
+   does at iteration 0 and comes to the same verdict; block 0 records it as
+   PGMRESRecordStart() records a cycle start made on the device. Where the
+   loop goes on, z_0 = r / |r0| (the host-driven start's
+   FusedPGMRESProductInput(), with the same roundings); where the host must
+   look, the loop stops before its first step and the host starts again. */
+__global__ void PGMRESFirstStartKernel(int n, FusedPGMRESVecs v, PGMRESLoopState *gs, FusedLoopState *state, const double *sums, int rhs, double *hist)
+{
+  FusedConvergence conv   = state->conv;
+  const int        its0   = state->it;
+  const double     rnorm0 = sqrt(fabs(sums[0]));
+  FusedSetTolerances(conv, FusedReferenceNorm(conv.reference, rnorm0, conv.reference == FUSED_REFERENCE_RESIDUAL ? 0.0 : sums[rhs]));
+  const bool host_looks = !(rnorm0 > 0.0) || FusedMustStop(conv, its0, rnorm0);
+  if (blockIdx.x == 0 && threadIdx.x == 0) { /* no block reads ttol, dtol or it here */
+    state->conv.ttol = conv.ttol;
+    state->conv.dtol = conv.dtol;
+    PGMRESRecordStart(gs, state, hist, its0, rnorm0, host_looks);
+  }
+  if (host_looks) return;
+  const double scale = 1.0 / rnorm0;
+  FUSED_GRID_LOOP(i, n) v.z0[i] = scale * 1.0 * v.r[i];
+}
+
+/* sums[rhs] = ||B b||^2 (left preconditioning), which KSPConvergedDefault
+   forms at iteration 0 after a nonzero guess */
+__global__ void PGMRESRhsNormKernel(int n, FusedPGMRESVecs v, double *partials, double *sums, unsigned int *ticket, int rhs)
+{
+  double acc[1] = {0.0};
+  FUSED_GRID_LOOP(i, n)
+  {
+    const double z = v.d ? v.d[i] * v.b[i] : v.b[i];
+    acc[0] += z * z;
+  }
+  FusedReduce<1>(acc, partials, sums, ticket, rhs);
+}
+
+/* where the right-hand side's norm goes: after the orthogonalization's three sums */
+extern "C" int FusedPGMRESRhsSlot(FusedCUDA ctx)
+{
+  return ctx->maxsums / 2 + 3;
+}
+
+extern "C" int FusedPGMRESRhsNorm(FusedCUDA ctx, const FusedPGMRESVecs *v)
+{
+  const int rhs = FusedPGMRESRhsSlot(ctx);
+  if (v->right) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the right-hand side's norm on the device is for left preconditioning");
+  if (rhs >= ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the right-hand side's norm needs %d", ctx->maxsums, rhs + 1);
+  PGMRESRhsNormKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket, rhs);
+  FUSED_CUDA_CHECK_LAUNCH("PGMRESRhsNormKernel");
+  return FUSED_CUDA_OK;
+}
+
+struct PGMRESFirstStartArgs {
+  FusedPGMRESVecs  v;
+  PGMRESLoopState *gs;
+};
+
+static int PGMRESQueueFirstStart(FusedCUDA ctx, const void *arg)
+{
+  const PGMRESFirstStartArgs *a = (const PGMRESFirstStartArgs *)arg;
+  PGMRESFirstStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, a->v, a->gs, ctx->state, ctx->sums, FusedPGMRESRhsSlot(ctx), ctx->hist);
+  FUSED_CUDA_CHECK_LAUNCH("PGMRESFirstStartKernel");
+  return FUSED_CUDA_OK;
+}
+
 struct PGMRESLoopArgs {
   FusedMatView     A;
   FusedPGMRESVecs  v;
@@ -754,6 +826,11 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
      it was waited for, so it is free) */
   memcpy(ctx->method_state_host, &gs, sizeof(gs));
   FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->method_state, ctx->method_state_host, sizeof(gs), cudaMemcpyHostToDevice, ctx->stream));
+  /* the first cycle's start tested on the device, after the state went in */
+  PGMRESFirstStartArgs     first_args = {*v, (PGMRESLoopState *)ctx->method_state};
+  const FusedLoopPrologue  first      = {PGMRESQueueFirstStart, &first_args};
+  const FusedLoopPrologue *prologue   = conv->judge_first ? &first : NULL;
+  if (conv->judge_first && (its0 != 0 || v->right)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device tests only the first cycle's start, with left preconditioning (from iteration %d)", its0);
   if (single_kernel) {
     FusedMatView     view = A->view;
     FusedPGMRESVecs  vecs = *v;
@@ -782,7 +859,7 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
     smem_single = smem + smem_cycles + smem_basis;
     FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_single));
     void *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist, &R};
-    if (int err = FusedCUDARunSingleKernel(ctx, kernel, FUSED_BLOCK, restart + 4, smem_single, conv, its0, kargs, &part, &its)) return err;
+    if (int err = FusedCUDARunSingleKernel(ctx, kernel, FUSED_BLOCK, restart + 4, smem_single, conv, its0, prologue, kargs, &part, &its)) return err;
   } else {
     PGMRESLoopArgs args;
     memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
@@ -791,7 +868,7 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
     args.gs   = (PGMRESLoopState *)ctx->method_state;
     args.base = base;
     args.smem = smem;
-    if (int err = FusedCUDARunLoop(ctx, &args, sizeof(args), PGMRESBuildLoop, conv, its0, &its)) return err;
+    if (int err = FusedCUDARunLoop(ctx, &args, sizeof(args), PGMRESBuildLoop, conv, its0, prologue, &its)) return err;
   }
   /* the state, R and xi came back to the pinned mirror with the loop */
   {

@@ -97,9 +97,23 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp, PetscBool device_loop)
   PetscReal        rnorm0;
   PetscInt         i, its0;
   PetscBool        breakdown = PETSC_FALSE, pending = PETSC_FALSE;
+  int              reference;
 
   PetscFunctionBegin;
   gm->k = 0;
+  if (device_loop && gm->steps->start_loop && !gm->fused.x_device && ksp->pc_side == PC_LEFT && KSPFusedCUDAFirstTestOnDevice(ksp, PETSC_TRUE, &reference)) {
+    PetscBool tested, start_on_host;
+
+    /* the solve's first start, tested on the device; where the device hands
+       it over untested, the host starts again below */
+    PetscCall(gm->steps->start_loop(ksp, gm, reference, &tested, &its0, &rnorm0, &pending, &start_on_host, sums));
+    if (tested && start_on_host) { /* the device ended the last cycle: x holds its update */
+      ksp->its = its0;
+      gm->k    = 0;
+      PetscFunctionReturn(0);
+    }
+    if (tested) goto steps;
+  }
   PGMRESStep(KSP_PGMRESFused_Update, gm->steps->start(ksp, gm, sums));
   PetscCall(KSPFusedAllreduce(ksp, &gm->fused, 1, sums));
   rnorm0 = PetscSqrtReal(PetscAbsScalar(sums[0]));
@@ -122,6 +136,7 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp, PetscBool device_loop)
       PetscFunctionReturn(0);
     }
   }
+steps:
   while (pending || (gm->k < gm->restart && its0 + gm->k < ksp->max_it)) {
     const PetscInt j = gm->k;
     PetscReal      wnorm_before, hnorm = 0.0, rjj;

@@ -25,8 +25,9 @@ static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
   return v;
 }
 
-/* Called at every cycle start; b and the initial guess go to the device at the first */
-static PetscErrorCode PGMRESFusedStart_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscScalar partial[])
+/* Called at every cycle start; b and the initial guess go to the device at
+   the first. Queues r and |r|^2 (sums[0]) without waiting for them. */
+static PetscErrorCode PGMRESFusedQueueStart_CUDA(KSP ksp, KSP_PGMRESFused *gm)
 {
   KSPFused       *fused = &gm->fused;
   FusedPGMRESVecs v;
@@ -52,8 +53,15 @@ static PetscErrorCode PGMRESFusedStart_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscS
     PetscCall(KSPFusedCUDAApplyPC(ksp, fused, v.tmp, v.r));
     PetscCallFusedCUDA(FusedPGMRESNorm(fused->work.cuda, &v));
   } else PetscCallFusedCUDA(FusedPGMRESStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
-  PetscCallFusedCUDA(FusedCUDAGetSums(fused->work.cuda, 0, 1, partial));
   PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz)));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PGMRESFusedStart_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscScalar partial[])
+{
+  PetscFunctionBegin;
+  PetscCall(PGMRESFusedQueueStart_CUDA(ksp, gm));
+  PetscCallFusedCUDA(FusedCUDAGetSums(gm->fused.work.cuda, 0, 1, partial));
   PetscFunctionReturn(0);
 }
 
@@ -170,4 +178,48 @@ static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscIn
   PetscFunctionReturn(0);
 }
 
-const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_CUDA = {PGMRESFusedStart_CUDA, PGMRESFusedProduct_CUDA, PGMRESFusedMDot_CUDA, PGMRESFusedOrthog_CUDA, PGMRESFusedNormalize_CUDA, PGMRESFusedUpdate_CUDA, PGMRESFusedLoop_CUDA};
+/* The first cycle: the start with the loop queued behind it, which tests the
+   start itself (after a nonzero guess against ||B b||, formed beside it)
+   and makes z_0: the waits for |r0| leave the solve. Only the single-rank
+   device loop with a fused left PC comes here. */
+static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, int reference, PetscBool *tested, PetscInt *its0, PetscReal *rnorm0, PetscBool *pending, PetscBool *start_on_host, PetscScalar sums[])
+{
+  KSPFused        *fused = &gm->fused;
+  FusedPGMRESVecs  v;
+  FusedConvergence conv;
+  int              its_last = 0, steps, stopped, on_host, cycles;
+  double           rhs_square = 0.0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(KSP_PGMRESFused_Update, ksp, 0, 0, 0));
+  PetscCall(PGMRESFusedQueueStart_CUDA(ksp, gm));
+  PetscCall(PetscLogEventEnd(KSP_PGMRESFused_Update, ksp, 0, 0, 0));
+  v = PGMRESFusedDeviceVecs(ksp, gm);
+  PetscCheck(!v.pc_between && !v.right && !fused->op.halo && ksp->its == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the first cycle, a fused left PC and one rank");
+  PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
+  conv.judge_first = 1;
+  conv.reference   = reference;
+  PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+  if (reference != FUSED_REFERENCE_RESIDUAL) PetscCallFusedCUDA(FusedPGMRESRhsNorm(fused->work.cuda, &v));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
+  cycles = its_last / (int)gm->restart;
+  PetscCall(PetscLogFlops(cycles * (PGMRESFusedLoopFlops(fused, (int)gm->restart, 0) + 2.0 * fused->work.n * gm->restart + 2.0 * fused->op.nnz + 3.0 * fused->work.n) + PGMRESFusedLoopFlops(fused, steps, stopped)));
+  PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+  *tested = (PetscBool)!(on_host && its_last == 0);
+  if (!*tested) PetscFunctionReturn(0); /* the host starts again and tests the start itself */
+  PetscCallFusedCUDA(FusedCUDAGetHistory(fused->work.cuda, 0, 1, rnorm0));
+  if (reference != FUSED_REFERENCE_RESIDUAL) {
+    PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, FusedPGMRESRhsSlot(fused->work.cuda), 1, &rhs_square));
+    PetscCall(KSPFusedCUDAReplayFirst(ksp, fused, reference, rhs_square));
+    PetscCall(KSPFusedCUDAReplay(ksp, fused, 1, its_last + steps));
+  } else PetscCall(KSPFusedCUDAReplay(ksp, fused, 0, its_last + steps));
+  fused->loop_its += its_last + steps;
+  fused->loop_starts++;
+  *its0          = its_last;
+  gm->k          = steps;
+  *pending       = stopped ? PETSC_TRUE : PETSC_FALSE;
+  *start_on_host = on_host ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_CUDA = {PGMRESFusedStart_CUDA, PGMRESFusedProduct_CUDA, PGMRESFusedMDot_CUDA, PGMRESFusedOrthog_CUDA, PGMRESFusedNormalize_CUDA, PGMRESFusedUpdate_CUDA, PGMRESFusedLoop_CUDA, PGMRESFusedStartLoop_CUDA};

@@ -154,4 +154,4 @@ static PetscErrorCode PGMRESFusedUpdate_Reference(KSP ksp, KSP_PGMRESFused *gm, 
   PetscFunctionReturn(0);
 }
 
-const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_Reference = {PGMRESFusedStart_Reference, PGMRESFusedProduct_Reference, PGMRESFusedMDot_Reference, PGMRESFusedOrthog_Reference, PGMRESFusedNormalize_Reference, PGMRESFusedUpdate_Reference, NULL};
+const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_Reference = {PGMRESFusedStart_Reference, PGMRESFusedProduct_Reference, PGMRESFusedMDot_Reference, PGMRESFusedOrthog_Reference, PGMRESFusedNormalize_Reference, PGMRESFusedUpdate_Reference, NULL, NULL};

@@ -42,6 +42,11 @@ typedef struct {
      in gm->sums and its WW, WR, RR in sums[]; *start_on_host where the device
      ended a cycle (x updated) and the host is to start the next */
   PetscErrorCode (*loop)(KSP, KSP_PGMRESFused *, PetscInt *its0, PetscReal rnorm0, PetscBool *pending, PetscBool *start_on_host, PetscScalar sums[]);
+  /* the first cycle's start and the loop in one go, the start tested on the
+     device against the reference norm FUSED_REFERENCE_* (NULL: no such
+     loop); *tested false where the device handed the start to the host
+     (nothing done), else as loop's, with *rnorm0 the start's norm */
+  PetscErrorCode (*start_loop)(KSP, KSP_PGMRESFused *, int reference, PetscBool *tested, PetscInt *its0, PetscReal *rnorm0, PetscBool *pending, PetscBool *start_on_host, PetscScalar sums[]);
 } KSPPGMRESFusedSteps;
 
 struct _KSP_PGMRESFused {
