@@ -290,6 +290,8 @@ static PetscErrorCode TestBreakdown(PetscBool *ok)
   PetscInt           N = 4, rstart, rend, i;
   KSPConvergedReason reason, expect;
   PetscMPIInt        size;
+  const PetscReal   *hist;
+  PetscInt           nhist;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
@@ -312,11 +314,15 @@ static PetscErrorCode TestBreakdown(PetscBool *ok)
   PetscCall(MakeKSP(A, fused, &ksp));
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PCSetType(pc, PCNONE));
+  PetscCall(KSPSetResidualHistory(ksp, NULL, PETSC_DECIDE, PETSC_TRUE));
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
+  PetscCall(KSPGetResidualHistory(ksp, &hist, &nhist));
   expect = !strcmp(method, "cg") ? KSP_DIVERGED_INDEFINITE_MAT : KSP_DIVERGED_BREAKDOWN;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  breakdown: reason %s (expected %s)\n", KSPConvergedReasons[reason], KSPConvergedReasons[expect]));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  breakdown: reason %s (expected %s), %" PetscInt_FMT " norms recorded\n", KSPConvergedReasons[reason], KSPConvergedReasons[expect], nhist));
   CHECK(reason == expect, "reason %s, expected %s", KSPConvergedReasons[reason], KSPConvergedReasons[expect]);
+  /* a breakdown in the first step still leaves iteration 0 seen, monitored and recorded */
+  CHECK(nhist >= 1 && hist[0] > 0.0, "the initial residual norm is missing from the history (%" PetscInt_FMT " norms)", nhist);
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&b));

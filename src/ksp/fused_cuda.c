@@ -385,7 +385,7 @@ PETSC_INTERN PetscBool KSPFusedCUDAFirstTestOnDevice(KSP ksp, PetscBool rhs_on_d
    reference, seen by the host: what KSPConvergedDefault records there
    (rnorm0 and ttol, from the same norms as the device), without its PCApply()
    and VecNorm() of b, then the monitors. */
-PETSC_INTERN PetscErrorCode KSPFusedCUDAReplayFirst(KSP ksp, KSPFused *fused, int reference, double rhs_square)
+static PetscErrorCode KSPFusedCUDAReplayFirst(KSP ksp, KSPFused *fused, int reference, double rhs_square)
 {
   PetscReal rnorm;
 
@@ -399,6 +399,26 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAReplayFirst(KSP ksp, KSPFused *fused, in
   PetscCall(KSPLogResidualHistory(ksp, rnorm));
   PetscCall(KSPLogErrorHistory(ksp));
   PetscCall(KSPMonitor(ksp, 0, rnorm));
+  PetscFunctionReturn(0);
+}
+
+/* After a loop that tested iteration 0 itself (FusedConvergence.judge_first):
+   iterations 0..to-1 seen by the host (none where the device stopped at 0:
+   the host tests that one); iteration 0 without KSPConvergedDefault where the
+   reference is b's norm, whose square the device left in sums[rhs_slot] */
+PETSC_INTERN PetscErrorCode KSPFusedCUDAReplayFromStart(KSP ksp, KSPFused *fused, int reference, int rhs_slot, PetscInt to)
+{
+  double rhs_square;
+
+  PetscFunctionBegin;
+  if (to <= 0) PetscFunctionReturn(0);
+  if (reference == FUSED_REFERENCE_RESIDUAL) {
+    PetscCall(KSPFusedCUDAReplay(ksp, fused, 0, to));
+    PetscFunctionReturn(0);
+  }
+  PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, rhs_slot, 1, &rhs_square));
+  PetscCall(KSPFusedCUDAReplayFirst(ksp, fused, reference, rhs_square));
+  PetscCall(KSPFusedCUDAReplay(ksp, fused, 1, to));
   PetscFunctionReturn(0);
 }
 

@@ -107,7 +107,7 @@ PETSC_INTERN PetscErrorCode MatHYBCUDAGetDevMat(Mat, FusedDevMat *, PetscInt *de
 PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP, KSPFused *, PetscBool *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP, FusedConvergence *);
 PETSC_INTERN PetscBool      KSPFusedCUDAFirstTestOnDevice(KSP, PetscBool rhs_on_device, int *reference);
-PETSC_INTERN PetscErrorCode KSPFusedCUDAReplayFirst(KSP, KSPFused *, int reference, double rhs_square);
+PETSC_INTERN PetscErrorCode KSPFusedCUDAReplayFromStart(KSP, KSPFused *, int reference, int rhs_slot, PetscInt to);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP, KSPFused *, PetscInt from, PetscInt to);
 PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP, KSPFused *, double *b_dev, double *x_dev);
 PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToHost(KSP, KSPFused *);

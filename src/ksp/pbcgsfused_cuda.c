@@ -171,7 +171,6 @@ static PetscErrorCode PBCGSFusedStartLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, in
   FusedPBCGSVecs   v;
   FusedConvergence conv;
   int              stopped;
-  double           rhs_square = 0.0;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(KSP_PBCGSFused_UpdateXRP, ksp, 0, 0, 0));
@@ -188,11 +187,7 @@ static PetscErrorCode PBCGSFusedStartLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, in
   PetscCall(PetscLogFlops(stopped * (30.0 * fused->work.n + 4.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   /* iteration 'stopped' is tested by the host itself, from product_p */
-  if (reference != FUSED_REFERENCE_RESIDUAL && stopped > 0) {
-    PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, BCGS_DEVICE_RHS, 1, &rhs_square));
-    PetscCall(KSPFusedCUDAReplayFirst(ksp, fused, reference, rhs_square));
-    PetscCall(KSPFusedCUDAReplay(ksp, fused, 1, stopped));
-  } else PetscCall(KSPFusedCUDAReplay(ksp, fused, 0, stopped));
+  PetscCall(KSPFusedCUDAReplayFromStart(ksp, fused, reference, BCGS_DEVICE_RHS, stopped));
   fused->loop_its += stopped;
   fused->loop_starts++;
   *its = stopped;

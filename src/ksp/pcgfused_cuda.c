@@ -123,7 +123,6 @@ static PetscErrorCode PCGFusedStartLoop_CUDA(KSP ksp, KSP_PCGFused *cg, int refe
   FusedPCGVecs     v;
   FusedConvergence conv;
   int              stopped;
-  double           rhs_square = 0.0;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(KSP_PCGFused_Update, ksp, 0, 0, 0));
@@ -140,12 +139,7 @@ static PetscErrorCode PCGFusedStartLoop_CUDA(KSP ksp, KSP_PCGFused *cg, int refe
   PetscCallFusedCUDA(FusedPCGLoop(fused->work.cuda, fused->op.mat, &v, &conv, 0, fused->single_kernel, &stopped));
   PetscCall(PetscLogFlops(5.0 * fused->work.n + 2.0 * fused->op.nnz + stopped * (15.0 * fused->work.n + 2.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  if (reference != FUSED_REFERENCE_RESIDUAL && stopped > 0) {
-    /* iteration 0 without KSPConvergedDefault, which would form b's norm again on the host */
-    PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, PCG_DEVICE_RHS, 1, &rhs_square));
-    PetscCall(KSPFusedCUDAReplayFirst(ksp, fused, reference, rhs_square));
-    PetscCall(KSPFusedCUDAReplay(ksp, fused, 1, stopped));
-  } else PetscCall(KSPFusedCUDAReplay(ksp, fused, 0, stopped));
+  PetscCall(KSPFusedCUDAReplayFromStart(ksp, fused, reference, PCG_DEVICE_RHS, stopped));
   PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, 0, PCG_NSUMS, sums));
   fused->loop_its += stopped;
   fused->loop_starts++;

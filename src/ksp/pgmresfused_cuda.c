@@ -168,7 +168,8 @@ static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscIn
   cycles = (its_last - (int)*its0) / (int)gm->restart;
   PetscCall(PetscLogFlops(cycles * (PGMRESFusedLoopFlops(fused, (int)gm->restart, 0) + 2.0 * fused->work.n * gm->restart + 2.0 * fused->op.nnz + 3.0 * fused->work.n) + PGMRESFusedLoopFlops(fused, steps, stopped)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCall(KSPFusedCUDAReplay(ksp, fused, *its0 + 1, its_last + steps));
+  /* a cycle the device started itself has its start replayed too where its first step waits for the host */
+  PetscCall(KSPFusedCUDAReplay(ksp, fused, *its0 + 1, its_last + steps + (stopped && steps == 0 && its_last > *its0 ? 1 : 0)));
   fused->loop_its += its_last + steps - *its0;
   fused->loop_starts++;
   *its0          = its_last;
@@ -188,7 +189,6 @@ static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, in
   FusedPGMRESVecs  v;
   FusedConvergence conv;
   int              its_last = 0, steps, stopped, on_host, cycles;
-  double           rhs_square = 0.0;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(KSP_PGMRESFused_Update, ksp, 0, 0, 0));
@@ -208,11 +208,8 @@ static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, in
   *tested = (PetscBool)!(on_host && its_last == 0);
   if (!*tested) PetscFunctionReturn(0); /* the host starts again and tests the start itself */
   PetscCallFusedCUDA(FusedCUDAGetHistory(fused->work.cuda, 0, 1, rnorm0));
-  if (reference != FUSED_REFERENCE_RESIDUAL) {
-    PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, FusedPGMRESRhsSlot(fused->work.cuda), 1, &rhs_square));
-    PetscCall(KSPFusedCUDAReplayFirst(ksp, fused, reference, rhs_square));
-    PetscCall(KSPFusedCUDAReplay(ksp, fused, 1, its_last + steps));
-  } else PetscCall(KSPFusedCUDAReplay(ksp, fused, 0, its_last + steps));
+  /* the last cycle's start too where its first step waits for the host (which tests no residual at step 0) */
+  PetscCall(KSPFusedCUDAReplayFromStart(ksp, fused, reference, FusedPGMRESRhsSlot(fused->work.cuda), its_last + steps + (stopped && steps == 0 ? 1 : 0)));
   fused->loop_its += its_last + steps;
   fused->loop_starts++;
   *its0          = its_last;
