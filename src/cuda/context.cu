@@ -344,6 +344,26 @@ extern "C" int FusedCUDAGetHistory(FusedCUDA ctx, int first, int count, double *
   return FUSED_CUDA_OK;
 }
 
+__global__ static void FusedRhsNormKernel(int n, const double *b, const double *d, int normtype, double *partials, double *sums, unsigned int *ticket, int slot)
+{
+  double acc[1] = {0.0};
+  FUSED_GRID_LOOP(i, n)
+  {
+    const double bi = b[i], zi = d ? d[i] * bi : bi;
+    acc[0] += normtype == FUSED_NORM_PRECONDITIONED ? zi * zi : (normtype == FUSED_NORM_UNPRECONDITIONED ? bi * bi : bi * zi);
+  }
+  FusedReduce<1>(acc, partials, sums, ticket, slot);
+}
+
+extern "C" int FusedCUDARhsNorm(FusedCUDA ctx, const double *b, const double *d, int normtype, int slot)
+{
+  if (slot < 0 || slot >= ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the right-hand side's norm to sum %d, the workspace holds %d", slot, ctx->maxsums);
+  if (normtype != FUSED_NORM_PRECONDITIONED && normtype != FUSED_NORM_UNPRECONDITIONED && normtype != FUSED_NORM_NATURAL) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the right-hand side's norm in norm type %d", normtype);
+  FusedRhsNormKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, b, d, normtype, ctx->partials, ctx->sums, ctx->ticket, slot);
+  FUSED_CUDA_CHECK_LAUNCH("FusedRhsNormKernel");
+  return FUSED_CUDA_OK;
+}
+
 extern "C" int FusedCUDAGetLoopSums(FusedCUDA ctx, int first, int count, double *host)
 {
   if (first < 0 || first + count > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "sums %d..%d out of range (%d)", first, first + count, ctx->maxsums);
@@ -356,9 +376,8 @@ extern "C" int FusedCUDAGetLoopSums(FusedCUDA ctx, int first, int count, double 
 static int FusedLoopStateIn(FusedCUDA ctx, const FusedConvergence *conv, int it0)
 {
   /* the mirror is free: the last loop's hand-back was waited for */
-  ctx->state_host->it    = it0;
-  ctx->state_host->first = it0;
-  ctx->state_host->stop  = 0;
+  ctx->state_host->it   = it0;
+  ctx->state_host->stop = 0;
   ctx->state_host->conv = *conv;
   FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->state, ctx->state_host, sizeof(FusedLoopState), cudaMemcpyHostToDevice, ctx->stream));
   return FUSED_CUDA_OK;

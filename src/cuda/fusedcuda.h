@@ -102,6 +102,11 @@ int FusedCUDAHaloPull(FusedCUDA ctx, FusedDevMat A, int nsrc, const double *cons
 int     FusedCUDAGetSums(FusedCUDA ctx, int first, int count, double *host);
 /* sums[first..first+count) as the last device loop left them (they came back with it: no wait) */
 int     FusedCUDAGetLoopSums(FusedCUDA ctx, int first, int count, double *host);
+/* sums[slot] = the square of b's norm in the norm type (FUSED_NORM_*) of a
+   method with the fused PC d (the inverse diagonal, or NULL): <Bb,Bb>,
+   <b,b> or <b,Bb>, which KSPConvergedDefault forms at iteration 0 after a
+   nonzero guess; queued, not waited for */
+int     FusedCUDARhsNorm(FusedCUDA ctx, const double *b, const double *d, int normtype, int slot);
 /* the sums the last queued posting kernel writes to pinned memory: waits for them there */
 int     FusedCUDAGetPostedSums(FusedCUDA ctx, int count, double *host);
 int     FusedCUDASynchronize(FusedCUDA ctx);
@@ -122,6 +127,7 @@ typedef struct {
      them at iteration 0, from these: */
   int    judge_first;
   int    reference; /* FUSED_REFERENCE_*: the norm rtol is relative to */
+  int    rhs_slot;  /* where the square of b's norm is among the sums (FusedCUDARhsNorm()) */
   double rtol, abstol, divtol;
 } FusedConvergence;
 /* KSPConvergedDefault's reference norm: the initial residual's (a zero
@@ -156,10 +162,6 @@ typedef struct {
   int           normtype;
 } FusedPCGVecs;
 int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero);
-/* the square of b's norm in the norm of v->normtype (B b with the fused PC),
-   where the device loop tests iteration 0 against it (FUSED_REFERENCE_RHS);
-   needs 9 sums in the workspace */
-int FusedPCGRhsNorm(FusedCUDA ctx, const FusedPCGVecs *v);
 /* With z and w: after FusedPCGStart() (r made) and z = B r, p = z and the
    start's sums; after FusedPCGProduct() and w = B y, <y,w> in its place */
 int FusedPCGStartPreconditioned(FusedCUDA ctx, const FusedPCGVecs *v);
@@ -183,9 +185,6 @@ typedef struct {
   const double *d;
 } FusedPBCGSVecs;
 int FusedPBCGSStart(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, int guess_zero);
-/* the square of ||B b||, where the device loop tests iteration 0 against it
-   (FUSED_REFERENCE_RHS); needs 11 sums in the workspace */
-int FusedPBCGSRhsNorm(FusedCUDA ctx, const FusedPBCGSVecs *v);
 int FusedPBCGSProductP(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v);
 int FusedPBCGSRestart(FusedCUDA ctx, const FusedPBCGSVecs *v);
 /* with the PC applied between kernels: the sums of the products' outputs */
@@ -242,8 +241,8 @@ int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int 
    goes on from the start itself (FusedPGMRESStart(), not waited for): it
    tests iteration 0 and makes z_0, or hands the start to the host
    (*start_on_host at iteration 0, nothing recorded). After a nonzero guess
-   FusedPGMRESRhsNorm() first puts ||B b||^2 in sums[FusedPGMRESRhsSlot()]. */
-int FusedPGMRESRhsNorm(FusedCUDA ctx, const FusedPGMRESVecs *v);
+   FusedCUDARhsNorm() first puts ||B b||^2 in sums[FusedPGMRESRhsSlot()],
+   after the orthogonalization's sums. */
 int FusedPGMRESRhsSlot(FusedCUDA ctx);
 
 #ifdef __cplusplus

@@ -146,7 +146,6 @@ __device__ __forceinline__ void FusedPostSums(FusedPost *post, unsigned int seq,
 /* Device state of the loop that runs without the host */
 struct FusedLoopState {
   int              it;   /* the iteration whose sums are in sums[] */
-  int              first; /* where the loop started */
   int              stop; /* set by the kernel that wants the host to look */
   FusedConvergence conv; /* per solve, so the graph need not change */
 };
@@ -673,12 +672,14 @@ __device__ __forceinline__ void FusedHistoryPut(double *hist, int first, int it,
 
 #define FUSED_GRID_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)
 
-/* KSPConvergedDefault at iteration 0 (FusedConvergence.judge_first): the
-   same operations, so the same bits, as the host's
+/* KSPConvergedDefault at iteration 0 (FusedConvergence.judge_first), from
+   that iteration's norm and, for a reference of b's norm, its square in
+   sums[c.rhs_slot]: the same operations, so the same bits, as the host's
    PetscMax(rtol * rnorm0, abstol) and divtol * rnorm0 */
-__device__ __forceinline__ void FusedSetTolerances(FusedConvergence &c, double rnorm0)
+__device__ __forceinline__ void FusedSetTolerances(FusedConvergence &c, double rnorm, const double *sums)
 {
-  const double rel = c.rtol * rnorm0;
+  const double rnorm0 = FusedReferenceNorm(c.reference, rnorm, c.reference == FUSED_REFERENCE_RESIDUAL ? 0.0 : sums[c.rhs_slot]);
+  const double rel    = c.rtol * rnorm0;
   c.ttol           = rel < c.abstol ? c.abstol : rel;
   c.dtol           = c.divtol * rnorm0;
 }

@@ -1,19 +1,11 @@
 /* pbcgsfused on the GPU: the kernels of the fused steps of pbcgsfusedimpl.h
    and the device loop. Sums: RR, RR0, VR0 (first reduction), TT, TS, TR0,
-   SR0, SS (second), then omega and beta as the device loop computes them,
-   then the square of ||B b|| where the device tests iteration 0 against it. */
+   SR0, SS (second), then omega and beta as the device loop computes them. */
 #include <string.h>
 #include <cooperative_groups.h>
 #include "cuda/fusedcuda_impl.cuh"
 
-enum { RR, RR0, VR0, TT, TS, TR0, SR0, SS, OMEGA, BETA, NSUMS, RHS = NSUMS };
-
-/* ttol and dtol of an untested iteration 0 (FusedConvergence.judge_first)
-   from its norm and, after a nonzero guess, ||B b|| */
-__device__ __forceinline__ void PBCGSSetTolerances(FusedConvergence &conv, double rnorm, const double *sums)
-{
-  FusedSetTolerances(conv, FusedReferenceNorm(conv.reference, rnorm, conv.reference == FUSED_REFERENCE_RESIDUAL ? 0.0 : sums[RHS]));
-}
+enum { RR, RR0, VR0, TT, TS, TR0, SR0, SS, OMEGA, BETA, NSUMS };
 
 /* One row of v = B A p; adds to <v,r0*>. GATHER: the product's DIA loads
    in flight together (FusedStoredGathered). Else FusedRowProduct(), whose
@@ -129,18 +121,6 @@ __global__ void PBCGSStartKernel(FusedMatView A, FusedPBCGSVecs v, int guess_zer
   FusedReduce<2>(acc, partials, sums, ticket, RR);
 }
 
-/* RHS = ||B b||^2, which KSPConvergedDefault forms at iteration 0 after a nonzero guess */
-__global__ void PBCGSRhsNormKernel(int n, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket)
-{
-  double acc[1] = {0.0};
-  FUSED_GRID_LOOP(i, n)
-  {
-    const double z = v.d ? v.d[i] * v.b[i] : v.b[i];
-    acc[0] += z * z;
-  }
-  FusedReduce<1>(acc, partials, sums, ticket, RHS);
-}
-
 /* r0* = r, p = r after <r,r0*> vanished; RR and RR0 */
 __global__ void PBCGSRestartKernel(int n, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket)
 {
@@ -168,7 +148,7 @@ __global__ void PBCGSProductPKernel(FusedMatView A, FusedPBCGSVecs v, double *pa
     const double rnorm = sqrt(fabs(rr));
     const int    it    = ++state->it;
     hist[it]           = rnorm;
-    if (it == 0 && state->conv.judge_first) PBCGSSetTolerances(state->conv, rnorm, sums); /* the loop began with the start */
+    if (it == 0 && state->conv.judge_first) FusedSetTolerances(state->conv, rnorm, sums); /* the loop began with the start */
     if (FusedMustStop(state->conv, it, rnorm) || !isfinite(rho) || !isfinite(vr0) || rho == 0.0 || vr0 == 0.0) {
       state->stop = 1;
       cudaGraphSetConditional(handle, 0);
@@ -251,10 +231,12 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 6) PBCGSUpdateXRPKernel(int n, Fu
 }
 
 /* The tests of a single-kernel loop: where it begins with the start
-   (judge_first), ttol and dtol from the start's RR */
-__device__ __forceinline__ FusedConvergence PBCGSLoopConvergence(FusedConvergence conv, const double *sums)
+   (judge_first), ttol and dtol from the start's RR. Not inlined: it runs
+   once, and inlined it made the kernel spill more (512 threads: 80 bytes
+   against 48, ptxas) */
+__device__ __noinline__ FusedConvergence PBCGSLoopConvergence(FusedConvergence conv, const double *sums)
 {
-  if (conv.judge_first) PBCGSSetTolerances(conv, sqrt(fabs(sums[RR])), sums);
+  if (conv.judge_first) FusedSetTolerances(conv, sqrt(fabs(sums[RR])), sums);
   return conv;
 }
 
@@ -379,14 +361,6 @@ extern "C" int FusedPBCGSStart(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVec
     if (int err = FusedLongRowsBefore(A, v->x, ctx->stream)) return err;
   PBCGSStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSStartKernel");
-  return FUSED_CUDA_OK;
-}
-
-extern "C" int FusedPBCGSRhsNorm(FusedCUDA ctx, const FusedPBCGSVecs *v)
-{
-  if (ctx->maxsums < RHS + 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the right-hand side's norm needs %d", ctx->maxsums, RHS + 1);
-  PBCGSRhsNormKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
-  FUSED_CUDA_CHECK_LAUNCH("PBCGSRhsNormKernel");
   return FUSED_CUDA_OK;
 }
 

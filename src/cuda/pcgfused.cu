@@ -1,13 +1,12 @@
 /* pcgfused on the GPU: the kernels of the fused steps of pcgfusedimpl.h, and
    the device loop. Sums, in the order of the C side: RZ, NORM, PY, YW, YZ;
    then the off-process rows' share of the last three, where a halo splits
-   the product; then the square of b's norm in the method's norm, where the
-   device tests iteration 0 against it. */
+   the product. */
 #include <string.h>
 #include <cooperative_groups.h>
 #include "cuda/fusedcuda_impl.cuh"
 
-enum { RZ, NORM, PY, YW, YZ, NSUMS, GHOST_PY = NSUMS, GHOST_YW, GHOST_YZ, RHS };
+enum { RZ, NORM, PY, YW, YZ, NSUMS, GHOST_PY = NSUMS, GHOST_YW, GHOST_YZ };
 
 /* PCGFusedBeta() of pcgfusedimpl.h */
 __device__ __forceinline__ double PCGBeta(double rz, double alpha, double yw, double yz)
@@ -103,38 +102,18 @@ __device__ __forceinline__ void PCGProductRow(const FusedMatView &A, const Fused
 }
 
 /* PCGFusedNorm() of pcgfused.c */
-__device__ __forceinline__ double PCGNorm(const FusedPCGVecs &v, const double s[NSUMS])
+__device__ __forceinline__ double PCGNorm(int normtype, const double s[NSUMS])
 {
-  return v.normtype == FUSED_NORM_NATURAL ? sqrt(fabs(s[RZ])) : (v.normtype == FUSED_NORM_NONE ? 0.0 : sqrt(fabs(s[NORM])));
+  return normtype == FUSED_NORM_NATURAL ? sqrt(fabs(s[RZ])) : (normtype == FUSED_NORM_NONE ? 0.0 : sqrt(fabs(s[NORM])));
 }
 
 /* The host loop's look at iteration it, made on the device: the norm it
    records, and whether the host must look (the test, or a check before alpha) */
-__device__ __forceinline__ bool PCGMustStop(const FusedPCGVecs &v, const FusedConvergence &conv, int it, const double s[NSUMS], double *rnorm)
+__device__ __forceinline__ bool PCGMustStop(int normtype, const FusedConvergence &conv, int it, const double s[NSUMS], double *rnorm)
 {
   const double rz = s[RZ], py = s[PY], yw = s[YW], yz = s[YZ];
-  *rnorm = PCGNorm(v, s);
+  *rnorm = PCGNorm(normtype, s);
   return FusedMustStop(conv, it, *rnorm) || !isfinite(rz) || !isfinite(py) || !isfinite(yw) || !isfinite(yz) || rz * conv.sign_rz <= 0.0 || py * conv.sign_py <= 0.0;
-}
-
-/* RHS: <Bb, Bb>, <b, b> or <b, Bb> as the norm type asks, which
-   KSPConvergedDefault forms at iteration 0 after a nonzero guess */
-__global__ void PCGRhsNormKernel(int n, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket)
-{
-  double acc[1] = {0.0};
-  FUSED_GRID_LOOP(i, n)
-  {
-    const double b = v.b[i], z = v.d ? v.d[i] * b : b;
-    acc[0] += v.normtype == FUSED_NORM_PRECONDITIONED ? z * z : (v.normtype == FUSED_NORM_UNPRECONDITIONED ? b * b : b * z);
-  }
-  FusedReduce<1>(acc, partials, sums, ticket, RHS);
-}
-
-/* ttol and dtol of an untested iteration 0 from its sums s[] and the
-   right-hand side's in sums[RHS] */
-__device__ __forceinline__ void PCGSetTolerances(const FusedPCGVecs &v, FusedConvergence &conv, const double s[NSUMS], const double *sums)
-{
-  FusedSetTolerances(conv, FusedReferenceNorm(conv.reference, PCGNorm(v, s), conv.reference == FUSED_REFERENCE_RESIDUAL ? 0.0 : sums[RHS]));
 }
 
 /* r = b - A x (or b), z = B r, p = z; RZ and NORM */
@@ -193,15 +172,13 @@ __device__ __noinline__ bool PCGJudgeFirst(int normtype, FusedLoopState *state, 
 {
   const double     s[NSUMS] = {sums[RZ], sums[NORM], sums[PY], sums[YW], sums[YZ]};
   FusedConvergence conv     = state->conv;
-  FusedPCGVecs     v;
   double           rnorm;
-  v.normtype = normtype;
-  PCGSetTolerances(v, conv, s, sums);
-  const bool stop = PCGMustStop(v, conv, state->first, s, &rnorm);
+  FusedSetTolerances(conv, PCGNorm(normtype, s), sums);
+  const bool stop = PCGMustStop(normtype, conv, 0, s, &rnorm);
   if (blockIdx.x == 0 && threadIdx.x == 0) {
-    state->conv.ttol   = conv.ttol;
-    state->conv.dtol   = conv.dtol;
-    hist[state->first] = rnorm;
+    state->conv.ttol = conv.ttol;
+    state->conv.dtol = conv.dtol;
+    hist[0]          = rnorm;
     if (stop) state->stop = 1;
   }
   return stop;
@@ -221,7 +198,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 6) PCGUpdateKernel(int n, FusedPC
   if (FusedLoopKernelStopped(state)) return;
   if (state) {
     const double rz = sums[RZ], py = sums[PY];
-    if (state->conv.judge_first && state->it == state->first && PCGJudgeFirst(v.normtype, state, sums, hist)) return;
+    if (state->conv.judge_first && state->it == 0 && PCGJudgeFirst(v.normtype, state, sums, hist)) return;
     alpha = rz / py;
     beta  = PCGBeta(rz, alpha, sums[YW], sums[YZ]);
   }
@@ -244,7 +221,7 @@ __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partial
     const double s[NSUMS] = {sums[RZ], sums[NORM], acc[0], acc[1], acc[2]};
     const int    it   = ++state->it;
     double       rnorm;
-    if (PCGMustStop(v, state->conv, it, s, &rnorm)) {
+    if (PCGMustStop(v.normtype, state->conv, it, s, &rnorm)) {
       state->stop = 1;
       cudaGraphSetConditional(handle, 0);
     }
@@ -278,12 +255,14 @@ __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, Fus
 }
 
 /* The tests of a single-kernel loop: ttol and dtol from the first sums
-   where the first iteration is untested */
-__device__ __forceinline__ FusedConvergence PCGLoopConvergence(const FusedPCGVecs &v, FusedConvergence conv, const double *sums)
+   where the first iteration is untested. Not inlined: it runs once, and
+   inlined it made the kernel spill (512 threads with long rows and Jacobi:
+   64 bytes against none, ptxas) */
+__device__ __noinline__ FusedConvergence PCGLoopConvergence(const FusedPCGVecs &v, FusedConvergence conv, const double *sums)
 {
   if (conv.judge_first) {
     const double s[NSUMS] = {sums[RZ], sums[NORM], sums[PY], sums[YW], sums[YZ]};
-    PCGSetTolerances(v, conv, s, sums);
+    FusedSetTolerances(conv, PCGNorm(v.normtype, s), sums);
   }
   return conv;
 }
@@ -315,7 +294,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
     const double rz = s[RZ], py = s[PY];
     if (it > first || conv.judge_first) {
       double     rnorm;
-      const bool stop = PCGMustStop(v, conv, it, s, &rnorm);
+      const bool stop = PCGMustStop(v.normtype, conv, it, s, &rnorm);
       FusedHistoryPut(hist, hbase, it, rnorm);
       if (stop) { /* the same sums in every block: the same decision */
         FusedHistoryFlush(hist, hbase, it);
@@ -375,14 +354,6 @@ extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v
     if (int err = FusedLongRowsBefore(A, v->x, ctx->stream)) return err;
   PCGStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PCGStartKernel");
-  return FUSED_CUDA_OK;
-}
-
-extern "C" int FusedPCGRhsNorm(FusedCUDA ctx, const FusedPCGVecs *v)
-{
-  if (ctx->maxsums < RHS + 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the right-hand side's norm needs %d", ctx->maxsums, RHS + 1);
-  PCGRhsNormKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
-  FUSED_CUDA_CHECK_LAUNCH("PCGRhsNormKernel");
   return FUSED_CUDA_OK;
 }
 

@@ -723,12 +723,12 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
    loop goes on, z_0 = r / |r0| (the host-driven start's
    FusedPGMRESProductInput(), with the same roundings); where the host must
    look, the loop stops before its first step and the host starts again. */
-__global__ void PGMRESFirstStartKernel(int n, FusedPGMRESVecs v, PGMRESLoopState *gs, FusedLoopState *state, const double *sums, int rhs, double *hist)
+__global__ void PGMRESFirstStartKernel(int n, FusedPGMRESVecs v, PGMRESLoopState *gs, FusedLoopState *state, const double *sums, double *hist)
 {
   FusedConvergence conv   = state->conv;
   const int        its0   = state->it;
   const double     rnorm0 = sqrt(fabs(sums[0]));
-  FusedSetTolerances(conv, FusedReferenceNorm(conv.reference, rnorm0, conv.reference == FUSED_REFERENCE_RESIDUAL ? 0.0 : sums[rhs]));
+  FusedSetTolerances(conv, rnorm0, sums);
   const bool host_looks = !(rnorm0 > 0.0) || FusedMustStop(conv, its0, rnorm0);
   if (blockIdx.x == 0 && threadIdx.x == 0) { /* no block reads ttol, dtol or it here */
     state->conv.ttol = conv.ttol;
@@ -736,37 +736,14 @@ __global__ void PGMRESFirstStartKernel(int n, FusedPGMRESVecs v, PGMRESLoopState
     PGMRESRecordStart(gs, state, hist, its0, rnorm0, host_looks);
   }
   if (host_looks) return;
-  const double scale = 1.0 / rnorm0;
-  FUSED_GRID_LOOP(i, n) v.z0[i] = scale * 1.0 * v.r[i];
-}
-
-/* sums[rhs] = ||B b||^2 (left preconditioning), which KSPConvergedDefault
-   forms at iteration 0 after a nonzero guess */
-__global__ void PGMRESRhsNormKernel(int n, FusedPGMRESVecs v, double *partials, double *sums, unsigned int *ticket, int rhs)
-{
-  double acc[1] = {0.0};
-  FUSED_GRID_LOOP(i, n)
-  {
-    const double z = v.d ? v.d[i] * v.b[i] : v.b[i];
-    acc[0] += z * z;
-  }
-  FusedReduce<1>(acc, partials, sums, ticket, rhs);
+  const double scale = 1.0 / rnorm0; /* times r: the bits of PGMRESScaleKernel's scale * 1.0 * r */
+  FUSED_GRID_LOOP(i, n) v.z0[i] = scale * v.r[i];
 }
 
 /* where the right-hand side's norm goes: after the orthogonalization's three sums */
 extern "C" int FusedPGMRESRhsSlot(FusedCUDA ctx)
 {
   return ctx->maxsums / 2 + 3;
-}
-
-extern "C" int FusedPGMRESRhsNorm(FusedCUDA ctx, const FusedPGMRESVecs *v)
-{
-  const int rhs = FusedPGMRESRhsSlot(ctx);
-  if (v->right) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the right-hand side's norm on the device is for left preconditioning");
-  if (rhs >= ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the right-hand side's norm needs %d", ctx->maxsums, rhs + 1);
-  PGMRESRhsNormKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket, rhs);
-  FUSED_CUDA_CHECK_LAUNCH("PGMRESRhsNormKernel");
-  return FUSED_CUDA_OK;
 }
 
 struct PGMRESFirstStartArgs {
@@ -777,7 +754,7 @@ struct PGMRESFirstStartArgs {
 static int PGMRESQueueFirstStart(FusedCUDA ctx, const void *arg)
 {
   const PGMRESFirstStartArgs *a = (const PGMRESFirstStartArgs *)arg;
-  PGMRESFirstStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, a->v, a->gs, ctx->state, ctx->sums, FusedPGMRESRhsSlot(ctx), ctx->hist);
+  PGMRESFirstStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, a->v, a->gs, ctx->state, ctx->sums, ctx->hist);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESFirstStartKernel");
   return FUSED_CUDA_OK;
 }

@@ -357,6 +357,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP ksp, FusedConvergence *c
   conv->sign_py = 1.0;
   conv->judge_first = 0;
   conv->reference   = FUSED_REFERENCE_RESIDUAL;
+  conv->rhs_slot    = -1;
   conv->rtol        = ksp->rtol;
   conv->abstol      = ksp->abstol;
   conv->divtol      = ksp->divtol;
@@ -379,6 +380,21 @@ PETSC_INTERN PetscBool KSPFusedCUDAFirstTestOnDevice(KSP ksp, PetscBool rhs_on_d
   if (ksp->guess_zero || cctx->initialrtol) return PETSC_TRUE;
   *reference = cctx->mininitialrtol ? FUSED_REFERENCE_MIN : FUSED_REFERENCE_RHS;
   return rhs_on_device;
+}
+
+/* The test of a loop that tests iteration 0 itself (judge_first) against
+   the reference norm FUSED_REFERENCE_*; for b's norm the device forms its
+   square in sums[rhs_slot] from b and the fused PC d (both on the device),
+   queued before the loop */
+PETSC_INTERN PetscErrorCode KSPFusedCUDAFirstTest(KSP ksp, KSPFused *fused, int reference, const double *b, const double *d, int rhs_slot, FusedConvergence *conv)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPFusedCUDAConvergence(ksp, conv));
+  conv->judge_first = 1;
+  conv->reference   = reference;
+  conv->rhs_slot    = rhs_slot;
+  if (reference != FUSED_REFERENCE_RESIDUAL) PetscCallFusedCUDA(FusedCUDARhsNorm(fused->work.cuda, b, d, KSPFusedNormType(ksp), rhs_slot));
+  PetscFunctionReturn(0);
 }
 
 /* Iteration 0, tested on the device with the right-hand side's norm as the
@@ -405,19 +421,19 @@ static PetscErrorCode KSPFusedCUDAReplayFirst(KSP ksp, KSPFused *fused, int refe
 /* After a loop that tested iteration 0 itself (FusedConvergence.judge_first):
    iterations 0..to-1 seen by the host (none where the device stopped at 0:
    the host tests that one); iteration 0 without KSPConvergedDefault where the
-   reference is b's norm, whose square the device left in sums[rhs_slot] */
-PETSC_INTERN PetscErrorCode KSPFusedCUDAReplayFromStart(KSP ksp, KSPFused *fused, int reference, int rhs_slot, PetscInt to)
+   reference is b's norm, whose square the device left in sums[conv->rhs_slot] */
+PETSC_INTERN PetscErrorCode KSPFusedCUDAReplayFromStart(KSP ksp, KSPFused *fused, const FusedConvergence *conv, PetscInt to)
 {
   double rhs_square;
 
   PetscFunctionBegin;
   if (to <= 0) PetscFunctionReturn(0);
-  if (reference == FUSED_REFERENCE_RESIDUAL) {
+  if (conv->reference == FUSED_REFERENCE_RESIDUAL) {
     PetscCall(KSPFusedCUDAReplay(ksp, fused, 0, to));
     PetscFunctionReturn(0);
   }
-  PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, rhs_slot, 1, &rhs_square));
-  PetscCall(KSPFusedCUDAReplayFirst(ksp, fused, reference, rhs_square));
+  PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, conv->rhs_slot, 1, &rhs_square));
+  PetscCall(KSPFusedCUDAReplayFirst(ksp, fused, conv->reference, rhs_square));
   PetscCall(KSPFusedCUDAReplay(ksp, fused, 1, to));
   PetscFunctionReturn(0);
 }

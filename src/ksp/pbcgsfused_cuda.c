@@ -8,7 +8,7 @@ enum { BCGS_VEC_X = 1, BCGS_VEC_B, BCGS_VEC_R, BCGS_VEC_RSTAR, BCGS_VEC_P, BCGS_
 /* with the PC applied between kernels: the products' output before the PC */
 enum { BCGS_VEC_W = BCGS_NVECS, BCGS_NVECS_STORED };
 /* reductions one after the other, then omega and beta of the device loop,
-   then ||B b||^2 (FusedPBCGSRhsNorm()) */
+   then ||B b||^2 (KSPFusedCUDAFirstTest()) */
 #define BCGS_DEVICE_SUMS (BCGS_NSUMS1 + BCGS_NSUMS2 + 3)
 #define BCGS_DEVICE_RHS  (BCGS_NSUMS1 + BCGS_NSUMS2 + 2)
 
@@ -179,15 +179,12 @@ static PetscErrorCode PBCGSFusedStartLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, in
   v = PBCGSFusedDeviceVecs(bcgs);
   PetscCheck(!PBCGSFusedDevicePC(bcgs) && !fused->op.halo, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the fused PC on one rank");
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  if (reference != FUSED_REFERENCE_RESIDUAL) PetscCallFusedCUDA(FusedPBCGSRhsNorm(fused->work.cuda, &v));
-  PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
-  conv.judge_first = 1;
-  conv.reference   = reference;
+  PetscCall(KSPFusedCUDAFirstTest(ksp, fused, reference, v.b, v.d, BCGS_DEVICE_RHS, &conv));
   PetscCallFusedCUDA(FusedPBCGSLoop(fused->work.cuda, fused->op.mat, &v, &conv, -1, fused->single_kernel, &stopped));
   PetscCall(PetscLogFlops(stopped * (30.0 * fused->work.n + 4.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   /* iteration 'stopped' is tested by the host itself, from product_p */
-  PetscCall(KSPFusedCUDAReplayFromStart(ksp, fused, reference, BCGS_DEVICE_RHS, stopped));
+  PetscCall(KSPFusedCUDAReplayFromStart(ksp, fused, &conv, stopped));
   fused->loop_its += stopped;
   fused->loop_starts++;
   *its = stopped;

@@ -7,7 +7,7 @@ enum { PCG_VEC_X = 1, PCG_VEC_B, PCG_VEC_R, PCG_VEC_P, PCG_VEC_Y, PCG_NVECS };
 /* with the PC applied between kernels, z = B r and w = B y are stored too */
 enum { PCG_VEC_Z = PCG_NVECS, PCG_VEC_W, PCG_NVECS_STORED };
 /* the device's sums: the step's, the ghost rows' share of the split product,
-   and the right-hand side's norm (FusedPCGRhsNorm()) */
+   and the right-hand side's norm (KSPFusedCUDAFirstTest()) */
 #define PCG_DEVICE_SUMS (PCG_NSUMS + 4)
 #define PCG_DEVICE_RHS  (PCG_NSUMS + 3)
 
@@ -24,7 +24,7 @@ static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
   v.d        = cg->fused.pcplace == KSP_FUSED_PC_JACOBI ? FusedCUDAVec(ctx, FUSED_VEC_DINV) : NULL;
   v.z        = cg->fused.pcplace == KSP_FUSED_PC_DEVICE ? FusedCUDAVec(ctx, PCG_VEC_Z) : NULL;
   v.w        = cg->fused.pcplace == KSP_FUSED_PC_DEVICE ? FusedCUDAVec(ctx, PCG_VEC_W) : NULL;
-  v.normtype = ksp->normtype == KSP_NORM_PRECONDITIONED ? FUSED_NORM_PRECONDITIONED : ksp->normtype == KSP_NORM_UNPRECONDITIONED ? FUSED_NORM_UNPRECONDITIONED : ksp->normtype == KSP_NORM_NATURAL ? FUSED_NORM_NATURAL : FUSED_NORM_NONE;
+  v.normtype = KSPFusedNormType(ksp);
   return v;
 }
 
@@ -131,15 +131,12 @@ static PetscErrorCode PCGFusedStartLoop_CUDA(KSP ksp, KSP_PCGFused *cg, int refe
   v = PCGFusedDeviceVecs(ksp, cg);
   PetscCheck(!v.z && !fused->op.halo, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the fused PC on one rank");
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  if (reference != FUSED_REFERENCE_RESIDUAL) PetscCallFusedCUDA(FusedPCGRhsNorm(fused->work.cuda, &v));
   PetscCallFusedCUDA(FusedPCGProduct(fused->work.cuda, fused->op.mat, &v));
-  PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
-  conv.judge_first = 1;
-  conv.reference   = reference;
+  PetscCall(KSPFusedCUDAFirstTest(ksp, fused, reference, v.b, v.d, PCG_DEVICE_RHS, &conv));
   PetscCallFusedCUDA(FusedPCGLoop(fused->work.cuda, fused->op.mat, &v, &conv, 0, fused->single_kernel, &stopped));
   PetscCall(PetscLogFlops(5.0 * fused->work.n + 2.0 * fused->op.nnz + stopped * (15.0 * fused->work.n + 2.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCall(KSPFusedCUDAReplayFromStart(ksp, fused, reference, PCG_DEVICE_RHS, stopped));
+  PetscCall(KSPFusedCUDAReplayFromStart(ksp, fused, &conv, stopped));
   PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, 0, PCG_NSUMS, sums));
   fused->loop_its += stopped;
   fused->loop_starts++;

@@ -196,11 +196,8 @@ static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, in
   PetscCall(PetscLogEventEnd(KSP_PGMRESFused_Update, ksp, 0, 0, 0));
   v = PGMRESFusedDeviceVecs(ksp, gm);
   PetscCheck(!v.pc_between && !v.right && !fused->op.halo && ksp->its == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the first cycle, a fused left PC and one rank");
-  PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
-  conv.judge_first = 1;
-  conv.reference   = reference;
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  if (reference != FUSED_REFERENCE_RESIDUAL) PetscCallFusedCUDA(FusedPGMRESRhsNorm(fused->work.cuda, &v));
+  PetscCall(KSPFusedCUDAFirstTest(ksp, fused, reference, v.b, v.d, FusedPGMRESRhsSlot(fused->work.cuda), &conv));
   PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
   cycles = its_last / (int)gm->restart;
   PetscCall(PetscLogFlops(cycles * (PGMRESFusedLoopFlops(fused, (int)gm->restart, 0) + 2.0 * fused->work.n * gm->restart + 2.0 * fused->op.nnz + 3.0 * fused->work.n) + PGMRESFusedLoopFlops(fused, steps, stopped)));
@@ -209,7 +206,7 @@ static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, in
   if (!*tested) PetscFunctionReturn(0); /* the host starts again and tests the start itself */
   PetscCallFusedCUDA(FusedCUDAGetHistory(fused->work.cuda, 0, 1, rnorm0));
   /* the last cycle's start too where its first step waits for the host (which tests no residual at step 0) */
-  PetscCall(KSPFusedCUDAReplayFromStart(ksp, fused, reference, FusedPGMRESRhsSlot(fused->work.cuda), its_last + steps + (stopped && steps == 0 ? 1 : 0)));
+  PetscCall(KSPFusedCUDAReplayFromStart(ksp, fused, &conv, its_last + steps + (stopped && steps == 0 ? 1 : 0)));
   fused->loop_its += its_last + steps;
   fused->loop_starts++;
   *its0          = its_last;
