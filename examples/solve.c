@@ -1,7 +1,7 @@
 /* The main job: solve one system with the fused methods and, with -compare,
    with PETSc's own counterparts in the same run, and print them side by side.
 
-     build/examples/solve [-f A.mtx|A.petsc [-rhs b.mtx]] [-problem lap2d|lap3d|convdiff|neumann2d|kept3d|jump2d|aniso2d -n N]
+     build/examples/solve [-f A.mtx|A.petsc [-rhs b.mtx]] [-problem lap2d|lap3d|convdiff|neumann2d [-nullspace 0]|kept3d|jump2d|aniso2d -n N]
                           [-methods pcgfused,pbcgsfused,pgmresfused] [-compare 1]
                           [-pc_type jacobi] [-ksp_rtol 1e-8] ...
 
@@ -115,7 +115,7 @@ int main(int argc, char **argv)
   char           file[PETSC_MAX_PATH_LEN] = "", rhsfile[PETSC_MAX_PATH_LEN] = "", *methods[MAX_RUNS + 1], desc[256], devinfo[512];
   PetscInt       nmethods = MAX_RUNS + 1, n = 40, nruns = 0, i, j, N, nnz_local;
   ProblemType    problem  = PROBLEM_LAP3D;
-  PetscBool      hasfile, hasrhs, compare = PETSC_TRUE, hasmethods, symmetric = PETSC_TRUE, warm_up = PETSC_TRUE, on_device;
+  PetscBool      hasfile, hasrhs, compare = PETSC_TRUE, hasmethods, symmetric = PETSC_TRUE, warm_up = PETSC_TRUE, on_device, nullspace = PETSC_TRUE;
   Mat            A;
   Vec            xstar = NULL, b;
   Run            runs[MAX_RUNS];
@@ -139,6 +139,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-n", "Points per side of the built-in problem", "", n, &n, &nset));
   PetscCall(PetscOptionsStringArray("-methods", "Methods to run: fused ones (each with its PETSc counterparts under -compare) or PETSc's own", "", methods, &nmethods, &hasmethods));
   PetscCall(PetscOptionsBool("-compare", "Also run PETSc's own counterparts", "", compare, &compare, NULL));
+  PetscCall(PetscOptionsBool("-nullspace", "-problem neumann2d: attach the constants as the operator's null space", "", nullspace, &nullspace, NULL));
   PetscCall(PetscOptionsBool("-warm_up", "Solve once untimed before the timed solve of each method", "", warm_up, &warm_up, NULL));
   PetscCall(PetscOptionsEnum("-band", "With -f: solve on a large-bandwidth matrix made of copies of it: none, band, fiveband", "", BandKinds, (PetscEnum)band, (PetscEnum *)&band, NULL));
   PetscCall(PetscOptionsInt("-band_copies", "Copies of the -f matrix in the -band matrix", "", band_copies, &band_copies, NULL));
@@ -175,6 +176,15 @@ int main(int argc, char **argv)
     PetscCall(ProblemCreate(PETSC_COMM_WORLD, problem, n, &A));
     PetscCall(PetscSNPrintf(desc, sizeof(desc), "built-in %s, n = %" PetscInt_FMT " per side", ProblemTypes[problem], n));
     symmetric = (PetscBool)(problem != PROBLEM_CONVDIFF);
+    if (problem == PROBLEM_NEUMANN2D && nullspace) {
+      /* singular: the constants are its null space, as an application says so */
+      MatNullSpace nsp;
+
+      PetscCall(MatNullSpaceCreate(PETSC_COMM_WORLD, PETSC_TRUE, 0, NULL, &nsp));
+      PetscCall(MatSetNullSpace(A, nsp));
+      PetscCall(MatNullSpaceDestroy(&nsp));
+      PetscCall(PetscStrlcat(desc, ", the constants its null space (MatSetNullSpace)", sizeof(desc)));
+    }
   }
   if (partition != PARTITION_NONE) {
     PartitionStats before, after;

@@ -33,6 +33,11 @@
    -attainable            both run to -ksp_rtol (say 1e-14) whether or not
                           they reach it: the fused final true residual at
                           most 10x the baseline's
+   -nullspace constant|vector|two  a MatNullSpace on the operator (say of
+                          -problem neumann2d): the constants; the same as
+                          one stored vector; or the constants and a second
+                          vector of alternating signs, which PETSc's
+                          methods project out just the same
    -resolve_scaled        (then) the operator and b are scaled by 2 on
                           PETSc's side and both KSPs solve again: the same
                           x, and with -expect_no_copies no more copies in
@@ -59,6 +64,36 @@ static PetscLogDouble PETScCopies(void)
 #else
   return 0.0;
 #endif
+}
+
+/* -nullspace: attaches the null space named to A */
+static PetscErrorCode AttachNullSpace(Mat A, const char *kind)
+{
+  MatNullSpace nsp;
+  Vec          v[1];
+  PetscInt     N, lo, hi;
+  PetscBool    constant, vector, two;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrcmp(kind, "constant", &constant));
+  PetscCall(PetscStrcmp(kind, "vector", &vector));
+  PetscCall(PetscStrcmp(kind, "two", &two));
+  PetscCheck(constant || vector || two, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-nullspace %s: use constant, vector or two", kind);
+  if (constant) PetscCall(MatNullSpaceCreate(PetscObjectComm((PetscObject)A), PETSC_TRUE, 0, NULL, &nsp));
+  else { /* v[0] = (1, 1, ...) or (1, -1, 1, ...), normalized */
+    PetscCall(MatCreateVecs(A, &v[0], NULL));
+    PetscCall(MatGetSize(A, &N, NULL));
+    PetscCall(VecGetOwnershipRange(v[0], &lo, &hi));
+    for (PetscInt i = lo; i < hi; i++) PetscCall(VecSetValue(v[0], i, (two && i % 2) ? -1.0 : 1.0, INSERT_VALUES));
+    PetscCall(VecAssemblyBegin(v[0]));
+    PetscCall(VecAssemblyEnd(v[0]));
+    PetscCall(VecNormalize(v[0], NULL));
+    PetscCall(MatNullSpaceCreate(PetscObjectComm((PetscObject)A), two ? PETSC_TRUE : PETSC_FALSE, 1, v, &nsp));
+    PetscCall(VecDestroy(&v[0]));
+  }
+  PetscCall(MatSetNullSpace(A, nsp));
+  PetscCall(MatNullSpaceDestroy(&nsp));
+  PetscFunctionReturn(0);
 }
 
 /* backend < 0: whatever the options say. resolve: solve again after A and b
@@ -145,7 +180,7 @@ int main(int argc, char **argv)
   PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set;
   PetscBool   expect_no_copies = PETSC_FALSE, resolve = PETSC_FALSE, expect_backend_set, robust = PETSC_FALSE, attainable = PETSC_FALSE;
   PetscBool   breaks_down = PETSC_FALSE, hasrhs;
-  char        rhsfile[PETSC_MAX_PATH_LEN] = "";
+  char        rhsfile[PETSC_MAX_PATH_LEN] = "", nullspace[16] = "";
   char        expect_backend[16] = "";
   PetscInt    base_backend = -1, fused_backend = -1;
   Mat         A;
@@ -200,6 +235,8 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&B));
     PetscCall(VecSet(xstar, 0.0)); /* unknown: the error is not judged */
   } else PetscCall(ProblemExactSolution(A, &xstar, &b));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-nullspace", nullspace, sizeof(nullspace), NULL));
+  if (nullspace[0]) PetscCall(AttachNullSpace(A, nullspace));
 
   PetscCall(SolveWith(A, b, xstar, base, base_backend, nonzero_guess, resolve, &rb));
   PetscCall(SolveWith(A, b, xstar, fused, fused_backend, nonzero_guess, resolve, &rf));

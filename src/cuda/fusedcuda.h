@@ -153,6 +153,52 @@ int FusedCUDAGetHistory(FusedCUDA ctx, int first, int count, double *host);
 
 /* ---- pcgfused ------------------------------------------------------------ */
 enum { FUSED_NORM_PRECONDITIONED, FUSED_NORM_UNPRECONDITIONED, FUSED_NORM_NATURAL, FUSED_NORM_NONE };
+#if defined(__CUDA_ARCH__)
+  #define FUSED_MUL_RN(a, b) __dmul_rn(a, b) /* no contraction into an FMA: the host's bits */
+#else
+  #define FUSED_MUL_RN(a, b) ((a) * (b))
+#endif
+/* The operator's null space, removed from every preconditioned vector as
+   PETSc's MatNullSpaceRemove() does (z = B r - sum_k <B r, n_k> n_k): an
+   orthonormal basis of m vectors, the first the constant cnst = 1/sqrt(N)
+   where has_cnst (never stored), the others stored one after another, ld
+   apart. m = 0: none. */
+#define FUSED_NULLSPACE_MAX 6
+typedef struct {
+  int           m, has_cnst, ld;
+  double        cnst;
+  const double *vecs;
+  /* the host-driven update's <B r', n_k> for the r' it makes, from the last
+     synchronization point: <B r, n_k> - alpha <B y, n_k> */
+  double        coef[FUSED_NULLSPACE_MAX];
+} FusedNullSpace;
+/* pcgfused's sums with a null space, after its five (<r,z>, the norm, <p,y>,
+   <y,w>, <y,z>): <B y, n_k> and <y, n_k> (the product's, so that its sums
+   are in one run), then <B r, n_k> (the update's); FUSED_PCG_SUMS in all */
+enum { FUSED_PCG_BY_N = 5, FUSED_PCG_Y_N = FUSED_PCG_BY_N + FUSED_NULLSPACE_MAX, FUSED_PCG_BR_N = FUSED_PCG_Y_N + FUSED_NULLSPACE_MAX, FUSED_PCG_SUMS = FUSED_PCG_BR_N + FUSED_NULLSPACE_MAX };
+/* and on the device after them: the off-process rows' share of the split
+   product's sums (3 + 2 FUSED_NULLSPACE_MAX), then the square of b's norm
+   (FusedCUDARhsNorm()) */
+enum { FUSED_PCG_GHOST = FUSED_PCG_SUMS, FUSED_PCG_RHS = FUSED_PCG_GHOST + 3 + 2 * FUSED_NULLSPACE_MAX, FUSED_PCG_DEVICE_SUMS };
+/* The update's coefficients of z' = B r' - sum_k coef_k n_k for r' = r - alpha y */
+static inline FUSED_HOST_DEVICE double FusedPCGNullSpaceCoef(const double *sums, int k, double alpha)
+{
+  return sums[FUSED_PCG_BR_N + k] - FUSED_MUL_RN(alpha, sums[FUSED_PCG_BY_N + k]);
+}
+/* The product's raw <y,w> and <y,z> hold B y and B r before the projection:
+   with z = B r - sum_k e_k n_k and w = B y - sum_k c_k n_k (orthonormal n_k),
+   <y,w> = <y,By> - sum_k c_k <y,n_k> and <y,z> = <y,Br> - sum_k e_k <y,n_k>.
+   From global sums, the same operations on the host and the device. */
+static inline FUSED_HOST_DEVICE void FusedPCGNullSpaceFold(const double *sums, int m, double *yw, double *yz)
+{
+  double w = sums[3], z = sums[4];
+  for (int k = 0; k < m; k++) {
+    w = w - FUSED_MUL_RN(sums[FUSED_PCG_BY_N + k], sums[FUSED_PCG_Y_N + k]);
+    z = z - FUSED_MUL_RN(sums[FUSED_PCG_BR_N + k], sums[FUSED_PCG_Y_N + k]);
+  }
+  *yw = w;
+  *yz = z;
+}
 typedef struct {
   double       *x, *b, *r, *p, *y;
   const double *d; /* inverse diagonal, NULL without a PC */
@@ -160,8 +206,13 @@ typedef struct {
      z = B r and w = B y are stored, and NULL where the PC is fused or none */
   double       *z, *w;
   int           normtype;
+  FusedNullSpace ns; /* with the fused PC only */
 } FusedPCGVecs;
 int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero);
+/* With a null space (v->ns.m > 0) the start makes r and sums <B r, n_k>;
+   once their global values are in v->ns.coef, this makes p = z and the
+   start's sums */
+int FusedPCGStartProject(FusedCUDA ctx, const FusedPCGVecs *v);
 /* With z and w: after FusedPCGStart() (r made) and z = B r, p = z and the
    start's sums; after FusedPCGProduct() and w = B y, <y,w> in its place */
 int FusedPCGStartPreconditioned(FusedCUDA ctx, const FusedPCGVecs *v);

@@ -129,7 +129,7 @@ struct FusedDevMat_s {
 
 /* Sums a kernel writes straight into pinned host memory, then seq: the host
    sees them the moment they land, without a copy and a stream sync */
-#define FUSED_POST_SUMS 8
+#define FUSED_POST_SUMS 24
 struct FusedPost {
   double                sums[FUSED_POST_SUMS];
   volatile unsigned int seq;
@@ -554,9 +554,11 @@ __device__ __forceinline__ void FusedAddPartials(const double *part, int G, int 
   }
 }
 
-/* Returns true in the last block, whose thread 0 then holds sums[first..first+K) (also in v). */
+/* Returns true in the last block, whose thread 0 then holds sums[first..first+K) (also in v).
+   With split < K, sums split.. go to sums[second..] instead (the partials stay
+   at first..first+K). */
 template <int K>
-__device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, double *sums, unsigned int *ticket, int first)
+__device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, double *sums, unsigned int *ticket, int first, int split = K, int second = 0)
 {
   FusedBlockSum<K>(v);
   if (threadIdx.x == 0) {
@@ -568,7 +570,7 @@ __device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, do
   FusedBlockSum<K>(v);
   if (threadIdx.x == 0) {
 #pragma unroll
-    for (int k = 0; k < K; k++) sums[first + k] = v[k];
+    for (int k = 0; k < K; k++) sums[k < split ? first + k : second + k - split] = v[k];
     *ticket = 0; /* ready for the next reduction */
   }
   return true;
@@ -633,6 +635,12 @@ __device__ __forceinline__ void FusedSumPartialsByWarp(const double *part, int G
   __syncthreads();
 #pragma unroll
   for (int k = 0; k < K; k++) out[k] = result[k];
+}
+
+/* n_k at row i of a null space's basis (FusedNullSpace) */
+__device__ __forceinline__ double FusedNullSpaceBasis(const FusedNullSpace &ns, int k, int i)
+{
+  return ns.has_cnst && k == 0 ? ns.cnst : ns.vecs[(size_t)(k - ns.has_cnst) * ns.ld + i];
 }
 
 __device__ __forceinline__ void FusedSwap(double *&a, double *&b)

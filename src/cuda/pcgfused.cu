@@ -6,7 +6,8 @@
 #include <cooperative_groups.h>
 #include "cuda/fusedcuda_impl.cuh"
 
-enum { RZ, NORM, PY, YW, YZ, NSUMS, GHOST_PY = NSUMS, GHOST_YW, GHOST_YZ };
+enum { RZ, NORM, PY, YW, YZ, NSUMS, GHOST_PY = FUSED_PCG_GHOST, GHOST_YW, GHOST_YZ };
+#define NSMAX FUSED_NULLSPACE_MAX
 
 /* PCGFusedBeta() of pcgfusedimpl.h */
 __device__ __forceinline__ double PCGBeta(double rz, double alpha, double yw, double yz)
@@ -254,6 +255,177 @@ __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, Fus
   }
 }
 
+/* ---- with a null space (FusedNullSpace) --------------------------------
+   z = B r - sum_k e_k n_k and w = B y - sum_k c_k n_k are formed on the fly,
+   never stored. The update takes e_k for its r' = r - alpha y from the last
+   sums (<B r, n_k> - alpha <B y, n_k>) and sums <B r', n_k> afresh for the
+   next; the product sums <B y, n_k> and <y, n_k> beside its own, and its raw
+   <y,w> and <y,z> are folded by whoever reads them (FusedPCGNullSpaceFold).
+   So the synchronization points stay one per iteration. Kernels of their
+   own, so that the others keep their registers. */
+
+/* M (1, or at most NSMAX) is how many basis vectors the kernels make room
+   for: one, the constants alone, is the common case, and its kernels keep
+   fewer sums in registers (H100, 10^6 rows: NSMAX's took 90 registers) */
+
+/* z = B r - sum_k coef_k n_k at row i from br = B r, adding br n_k to acc[k] */
+template <int M>
+__device__ __forceinline__ double PCGProjected(const FusedNullSpace &ns, const double *coef, double br, int i, double *acc)
+{
+  double z = br;
+#pragma unroll
+  for (int k = 0; k < M; k++) {
+    if (k < ns.m) {
+      const double nk = FusedNullSpaceBasis(ns, k, i);
+      z               = __fma_rn(-coef[k], nk, z);
+      acc[k] += br * nk;
+    }
+  }
+  return z;
+}
+
+/* r = b - A x (or b); <B r, n_k> */
+template <int M>
+__global__ void PCGStartNullKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[M] = {};
+  FUSED_GRID_LOOP(i, A.n)
+  {
+    const double r  = guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i);
+    const double br = v.d ? v.d[i] * r : r;
+    v.r[i]          = r;
+#pragma unroll
+    for (int k = 0; k < M; k++)
+      if (k < v.ns.m) acc[k] += br * FusedNullSpaceBasis(v.ns, k, i);
+  }
+  FusedReduce<M>(acc, partials, sums, ticket, FUSED_PCG_BR_N);
+}
+
+/* p = z once the start's <B r, n_k> are known (v.ns.coef); RZ, NORM and <B r, n_k> */
+template <int M>
+__global__ void PCGStartProjectKernel(int n, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[2 + M] = {};
+  FUSED_GRID_LOOP(i, n)
+  {
+    const double r = v.r[i], br = v.d ? v.d[i] * r : r;
+    const double z = PCGProjected<M>(v.ns, v.ns.coef, br, i, acc + 2);
+    v.p[i]         = z;
+    acc[RZ] += r * z;
+    acc[NORM] += PCGNormTerm(v.normtype, r, z);
+  }
+  FusedReduce<2 + M>(acc, partials, sums, ticket, RZ, 2, FUSED_PCG_BR_N);
+}
+
+/* PCGUpdateKernel with the null space removed from z' */
+template <int M>
+__global__ void PCGUpdateNullKernel(int n, FusedPCGVecs v, double alpha, double beta, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state)
+{
+  double acc[2 + M] = {}, coef[M];
+  if (FusedLoopKernelStopped(state)) return;
+#pragma unroll
+  for (int k = 0; k < M; k++) coef[k] = v.ns.coef[k];
+  if (state) {
+    const double rz = sums[RZ], py = sums[PY];
+    double       yw, yz;
+    FusedPCGNullSpaceFold(sums, v.ns.m, &yw, &yz);
+    alpha = rz / py;
+    beta  = PCGBeta(rz, alpha, yw, yz);
+#pragma unroll
+    for (int k = 0; k < M; k++) coef[k] = k < v.ns.m ? FusedPCGNullSpaceCoef(sums, k, alpha) : 0.0;
+  }
+  FUSED_GRID_LOOP(i, n)
+  {
+    const double p  = v.p[i];
+    const double r  = __fma_rn(-alpha, v.y[i], v.r[i]);
+    const double br = v.d ? __dmul_rn(v.d[i], r) : r;
+    const double z  = PCGProjected<M>(v.ns, coef, br, i, acc + 2);
+    v.x[i]          = __fma_rn(alpha, p, v.x[i]);
+    v.r[i]          = r;
+    v.p[i]          = __fma_rn(beta, p, z);
+    acc[RZ] += r * z;
+    acc[NORM] += PCGNormTerm(v.normtype, r, z);
+  }
+  FusedReduce<2 + M>(acc, partials, sums, ticket, RZ, 2, FUSED_PCG_BR_N);
+}
+
+/* The product's row sums with a null space: PY, raw YW and YZ, then
+   <B y, n_k> and <y, n_k>, for a row whose y grew by dy (the whole row, or
+   the off-process share) */
+template <int M>
+__device__ __forceinline__ void PCGProductNullSums(const FusedPCGVecs &v, int i, double y_old, double dy, double (&acc)[3 + 2 * M])
+{
+  const double d = v.d ? v.d[i] : 1.0;
+  acc[0] += v.p[i] * dy;
+  acc[1] += d * dy * (2.0 * y_old + dy);
+  acc[2] += dy * PCGPreconditioned(v, i);
+#pragma unroll
+  for (int k = 0; k < M; k++) {
+    if (k < v.ns.m) {
+      const double nk = FusedNullSpaceBasis(v.ns, k, i);
+      acc[3 + k] += d * dy * nk;
+      acc[3 + M + k] += dy * nk;
+    }
+  }
+}
+
+/* PCGProductKernel with the null space's sums: PY, YW, YZ and <B y, n_k>
+   in one run of slots, <y, n_k> in another */
+template <int M>
+__global__ void PCGProductNullKernel(FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+{
+  double acc[3 + 2 * M] = {};
+  if (FusedLoopKernelStopped(state)) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) cudaGraphSetConditional(handle, 0);
+    return;
+  }
+  FUSED_GRID_LOOP(i, A.n)
+  {
+    const double y = FusedRowProduct(A, v.p, i);
+    v.y[i]         = y;
+    PCGProductNullSums<M>(v, i, 0.0, y, acc);
+  }
+  if (FusedReduce<3 + 2 * M>(acc, partials, sums, ticket, PY, 3 + M, FUSED_PCG_Y_N) && state && threadIdx.x == 0) {
+    double s[NSUMS] = {sums[RZ], sums[NORM], sums[PY], 0.0, 0.0};
+    FusedPCGNullSpaceFold(sums, v.ns.m, &s[YW], &s[YZ]);
+    const int it = ++state->it;
+    double    rnorm;
+    if (PCGMustStop(v.normtype, state->conv, it, s, &rnorm)) {
+      state->stop = 1;
+      cudaGraphSetConditional(handle, 0);
+    }
+    hist[it] = rnorm;
+  }
+}
+
+/* PCGGhostKernel with the null space's sums */
+template <int M>
+__global__ void PCGGhostNullKernel(int nbound, const int *brow, const int *bptr, FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedPost *post, unsigned int seq)
+{
+  double acc[3 + 2 * M] = {};
+  FUSED_GRID_LOOP(k, nbound)
+  {
+    const int    i  = brow[k];
+    const double yg = FusedGhostRowProduct(A, i, bptr[k], bptr[k + 1]);
+    const double yl = v.y[i];
+    v.y[i]          = yl + yg;
+    PCGProductNullSums<M>(v, i, yl, yg, acc);
+  }
+  if (FusedReduce<3 + 2 * M>(acc, partials, sums, ticket, FUSED_PCG_GHOST) && threadIdx.x == 0) {
+    sums[PY] += acc[0];
+    sums[YW] += acc[1];
+    sums[YZ] += acc[2];
+    for (int k = 0; k < M; k++) {
+      sums[FUSED_PCG_BY_N + k] += acc[3 + k];
+      sums[FUSED_PCG_Y_N + k] += acc[3 + M + k];
+    }
+    FusedPostSums(post, seq, sums, FUSED_PCG_SUMS);
+  }
+}
+
+/* a null-space kernel for v's basis: M = 1 where it is one vector */
+#define PCG_NULL_KERNEL(kernel, v) ((v).ns.m == 1 ? kernel<1> : kernel<NSMAX>)
+
 /* The tests of a single-kernel loop: ttol and dtol from the first sums
    where the first iteration is untested. Not inlined: it runs once, and
    inlined it made the kernel spill (512 threads with long rows and Jacobi:
@@ -352,8 +524,20 @@ extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v
 {
   if (!guess_zero)
     if (int err = FusedLongRowsBefore(A, v->x, ctx->stream)) return err;
+  if (v->ns.m) {
+    PCG_NULL_KERNEL(PCGStartNullKernel, *v)<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
+    FUSED_CUDA_CHECK_LAUNCH("PCGStartNullKernel");
+    return FUSED_CUDA_OK;
+  }
   PCGStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PCGStartKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPCGStartProject(FusedCUDA ctx, const FusedPCGVecs *v)
+{
+  PCG_NULL_KERNEL(PCGStartProjectKernel, *v)<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PCGStartProjectKernel");
   return FUSED_CUDA_OK;
 }
 
@@ -378,6 +562,11 @@ extern "C" int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha
     FUSED_CUDA_CHECK_LAUNCH("PCGUpdateStoredKernel");
     return FUSED_CUDA_OK;
   }
+  if (v->ns.m) {
+    PCG_NULL_KERNEL(PCGUpdateNullKernel, *v)<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, beta, ctx->partials, ctx->sums, ctx->ticket, NULL);
+    FUSED_CUDA_CHECK_LAUNCH("PCGUpdateNullKernel");
+    return FUSED_CUDA_OK;
+  }
   PCGUpdateKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, beta, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL);
   FUSED_CUDA_CHECK_LAUNCH("PCGUpdateKernel");
   return FUSED_CUDA_OK;
@@ -386,7 +575,8 @@ extern "C" int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha
 extern "C" int FusedPCGProduct(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v)
 {
   if (int err = FusedLongRowsBefore(A, v->p, ctx->stream)) return err;
-  PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  if (v->ns.m) PCG_NULL_KERNEL(PCGProductNullKernel, *v)<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  else PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   FUSED_CUDA_CHECK_LAUNCH("PCGProductKernel");
   return FUSED_CUDA_OK;
 }
@@ -396,7 +586,8 @@ extern "C" int FusedPCGProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPCG
   FusedMatView local = A->view;
   local.growptr      = NULL; /* the ghost entries wait for the halo: FusedPCGProductGhosts() */
   if (int err = FusedLongRowsLaunch(local, v->p, ctx->stream)) return err;
-  PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(local, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  if (v->ns.m) PCG_NULL_KERNEL(PCGProductNullKernel, *v)<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(local, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  else PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(local, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   FUSED_CUDA_CHECK_LAUNCH("PCGProductKernel");
   return FUSED_CUDA_OK;
 }
@@ -404,10 +595,11 @@ extern "C" int FusedPCGProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPCG
 extern "C" int FusedPCGProductGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v)
 {
   int blocks = (A->nbound + FUSED_BLOCK - 1) / FUSED_BLOCK;
-  if (ctx->maxsums < GHOST_YZ + 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the split product needs %d", ctx->maxsums, GHOST_YZ + 1);
+  if (ctx->maxsums < FUSED_PCG_RHS) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the split product needs %d", ctx->maxsums, (int)FUSED_PCG_RHS);
   blocks = blocks < 1 ? 1 : (blocks < ctx->nblocks ? blocks : ctx->nblocks); /* it posts the sums even with no ghost rows */
   if (int err = FusedLongGhostRowsLaunch(A, ctx->stream)) return err;
-  PCGGhostKernel<<<blocks, FUSED_BLOCK, 0, ctx->stream>>>(A->nbound, A->brow, A->bptr, A->view, *v, ctx->partials, ctx->sums, ctx->ticket, ctx->post, ++ctx->post_seq);
+  if (v->ns.m) PCG_NULL_KERNEL(PCGGhostNullKernel, *v)<<<blocks, FUSED_BLOCK, 0, ctx->stream>>>(A->nbound, A->brow, A->bptr, A->view, *v, ctx->partials, ctx->sums, ctx->ticket, ctx->post, ++ctx->post_seq);
+  else PCGGhostKernel<<<blocks, FUSED_BLOCK, 0, ctx->stream>>>(A->nbound, A->brow, A->bptr, A->view, *v, ctx->partials, ctx->sums, ctx->ticket, ctx->post, ++ctx->post_seq);
   FUSED_CUDA_CHECK_LAUNCH("PCGGhostKernel");
   return FUSED_CUDA_OK;
 }
@@ -417,11 +609,25 @@ struct PCGLoopArgs {
   FusedPCGVecs v;
 };
 
+/* the loop body with a null space */
+template <int M>
+static int PCGBuildNullLoop(FusedCUDA ctx, const PCGLoopArgs *args, cudaGraphConditionalHandle handle)
+{
+  int gu, gp;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PCGUpdateNullKernel<M>, 0, &gu)) return err;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PCGProductNullKernel<M>, 0, &gp)) return err;
+  if (int err = FusedLaunchLoopKernel(ctx, PCGUpdateNullKernel<M>, gu, 0, ctx->n, args->v, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, ctx->state)) return err;
+  if (args->A.lrows.nchunks)
+    if (int err = FusedLaunchLoopKernel(ctx, FusedLongRowsKernel<FusedStored>, FusedLongRowsGrid(args->A.lrows), 0, args->A.lrows, args->A.rowptr, args->A.col, args->A.val, FusedStored{args->v.p}, (const FusedLoopState *)ctx->state)) return err;
+  return FusedLaunchLoopKernel(ctx, PCGProductNullKernel<M>, gp, 0, args->A, args->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
+}
+
 /* the loop body: two kernels per iteration */
 static int PCGBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHandle handle)
 {
   const PCGLoopArgs *args = (const PCGLoopArgs *)args_;
   int                gu, gp;
+  if (args->v.ns.m) return args->v.ns.m == 1 ? PCGBuildNullLoop<1>(ctx, args, handle) : PCGBuildNullLoop<NSMAX>(ctx, args, handle);
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PCGUpdateKernel, 0, &gu)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PCGProductKernel, 0, &gp)) return err;
   if (int err = FusedLaunchLoopKernel(ctx, PCGUpdateKernel, gu, 0, ctx->n, args->v, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist)) return err;
@@ -434,6 +640,7 @@ extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v,
 {
   PCGLoopArgs args;
   if (single_kernel) {
+    if (v->ns.m) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop does not remove a null space");
     FusedMatView view = A->view;
     FusedPCGVecs vecs = *v;
     double      *part = NULL, *spare = NULL;

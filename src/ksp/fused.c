@@ -2,6 +2,7 @@
    ksp->data begins with a KSPFused, so (KSPFused *)ksp->data is valid for all
    three. */
 #include "ksp/fusedimpl.h"
+#include <petsc/private/matimpl.h> /* a null space's removal function, which has no getter */
 
 const char *const KSPFusedBackends[] = {"auto", "cuda", "reference", "KSPFusedBackend", "KSP_FUSED_BACKEND_", NULL};
 
@@ -45,6 +46,14 @@ PETSC_INTERN PetscErrorCode KSPFusedSetUp(KSP ksp, KSPFused *fused)
   PetscFunctionReturn(0);
 }
 
+/* Whether the method's fused steps can remove this null space themselves:
+   with the fused PC, a basis of at most FUSED_NULLSPACE_MAX vectors (the
+   constant counted) and no user removal function */
+static PetscBool KSPFusedNullSpaceFusable(KSPFused *fused, MatNullSpace nullsp, PetscBool fused_pc)
+{
+  return (PetscBool)(fused->device_nullspace && fused_pc && !nullsp->remove && (nullsp->has_cnst ? 1 : 0) + nullsp->n <= FUSED_NULLSPACE_MAX);
+}
+
 /* Decides, before each solve, where the PC runs: the PC type, the operator's
    null space and the matrix values may all have changed since the last one. */
 PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
@@ -64,21 +73,27 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
   PetscCall(MatGetNullSpace(Amat, &nullsp));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &isnone));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &isjacobi));
-  fused->nsync = 0;
-  if (nullsp && ksp->pc_side == PC_LEFT) {
+  fused->nsync  = 0;
+  fused->nullsp = NULL;
+  fused->ns.m   = 0;
+  if (nullsp && ksp->pc_side == PC_LEFT && KSPFusedNullSpaceFusable(fused, nullsp, (PetscBool)(isnone || isjacobi))) {
+    /* the fused steps remove it on the device (KSPFusedChooseBackend() sends it back to PCApply() where they cannot) */
+    fused->nullsp = nullsp;
+  }
+  if (nullsp && ksp->pc_side == PC_LEFT && !fused->nullsp) {
     /* PETSc removes the null space from every preconditioned vector; that
        is a global reduction of its own, done where PCApply runs */
     fused->pcplace     = KSP_FUSED_PC_HOST;
     fused->pcplace_why = "on the host through PCApply(), because the operator has a null space to remove";
   } else if (isnone) {
     fused->pcplace     = KSP_FUSED_PC_NONE;
-    fused->pcplace_why = "none";
+    fused->pcplace_why = fused->nullsp ? "none; the operator's null space removed from each residual in the vector updates on the device (its dot products in the same reductions)" : "none";
   } else if (isjacobi) {
     PetscObjectId    id;
     PetscObjectState state;
 
     fused->pcplace     = KSP_FUSED_PC_JACOBI;
-    fused->pcplace_why = "Jacobi, fused into the vector updates";
+    fused->pcplace_why = fused->nullsp ? "Jacobi, fused into the vector updates, with the operator's null space removed there on the device (its dot products in the same reductions)" : "Jacobi, fused into the vector updates";
     PetscCall(PetscObjectGetId((PetscObject)Pmat, &id));
     PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
     if (!fused->dinv || id != fused->dinv_pmat_id || state != fused->dinv_pmat_state) {

@@ -58,6 +58,12 @@ PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP ksp, KSPFused *fused)
     fused->backend = KSP_FUSED_BACKEND_CUDA;
     PetscCall(PetscSNPrintf(fused->backend_why, sizeof(fused->backend_why), "%s", fused->backend_requested == KSP_FUSED_BACKEND_CUDA ? "requested" : "a CUDA device is present"));
   }
+  if (fused->nullsp && fused->backend != KSP_FUSED_BACKEND_CUDA) {
+    /* the reference backend's steps remove it through PCApply(), as PETSc's methods do */
+    fused->nullsp      = NULL;
+    fused->pcplace     = KSP_FUSED_PC_HOST;
+    fused->pcplace_why = "on the host through PCApply(), because the operator has a null space to remove";
+  }
   if (fused->backend_requested == KSP_FUSED_BACKEND_CUDA && fused->backend != KSP_FUSED_BACKEND_CUDA) PetscCall(PetscInfo(ksp, "CUDA backend requested, but %s: this solve runs on the reference backend\n", fused->backend_why));
   PetscFunctionReturn(0);
 }
@@ -244,6 +250,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
   PetscCall(FusedDeviceWorkEnsure(&fused->work, fused->device, n, nvecs, maxsums, what, &created));
   if (created) {
     fused->dinv_uploaded = -1;
+    fused->ns_uploaded   = 0;
     PetscCall(FusedDestroyWraps(fused)); /* over the vectors that went */
   }
   PetscCall(FusedBuildDeviceOperator(ksp, fused));
@@ -256,6 +263,30 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
       fused->dinv_uploaded = state;
     }
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedCUDANullSpaceToDevice(KSP ksp, KSPFused *fused, PetscInt first)
+{
+  PetscBool  has_cnst;
+  PetscInt   nvecs, N;
+  const Vec *vecs;
+
+  PetscFunctionBegin;
+  fused->ns.m = 0;
+  if (!fused->nullsp) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatNullSpaceGetVecs(fused->nullsp, &has_cnst, &nvecs, &vecs));
+  PetscCall(VecGetSize(ksp->vec_sol, &N));
+  if (((PetscObject)fused->nullsp)->id != fused->ns_uploaded) {
+    /* PETSc's null space vectors do not change after MatNullSpaceCreate() */
+    for (PetscInt k = 0; k < nvecs; k++) PetscCall(FusedDeviceUpload(&fused->work, vecs[k], FusedCUDAVec(fused->work.cuda, (int)(first + k))));
+    fused->ns_uploaded = ((PetscObject)fused->nullsp)->id;
+  }
+  fused->ns.has_cnst = has_cnst ? 1 : 0;
+  fused->ns.m        = (int)nvecs + fused->ns.has_cnst;
+  fused->ns.cnst     = has_cnst ? 1.0 / PetscSqrtReal((PetscReal)N) : 0.0;
+  fused->ns.vecs     = nvecs ? FusedCUDAVec(fused->work.cuda, (int)first) : NULL;
+  fused->ns.ld       = (int)fused->work.n; /* workspace vector i + 1 follows i */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -338,9 +369,11 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
     PetscInt n;
 
     PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
-    fused->single_kernel = (PetscBool)(n <= fused->single_kernel_rows);
+    fused->single_kernel = (PetscBool)(n <= fused->single_kernel_rows && !fused->nullsp);
   }
-  fused->loop_why = fused->single_kernel ? "on the device, in one cooperative kernel with grid barriers (-ksp_fused_single_kernel_rows); the host looks only where the test stops it" : "on the device, from a CUDA graph of one kernel per step (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
+  if (fused->single_kernel) fused->loop_why = "on the device, in one cooperative kernel with grid barriers (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
+  else if (fused->nullsp) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (with a null space to remove, at every size); the host looks only where the test stops it";
+  else fused->loop_why = "on the device, from a CUDA graph of one kernel per step (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
   *allowed        = PETSC_TRUE;
   PetscFunctionReturn(0);
 }

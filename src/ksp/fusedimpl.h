@@ -69,6 +69,11 @@ typedef struct {
   PetscInt            nwrap;
   PetscInt            pc_applies;        /* in the last solve */
   PetscLogDouble      pc_copies;         /* host-device copies PETSc counted in those */
+  /* the operator's null space, removed by the fused steps on the device */
+  PetscBool           device_nullspace;  /* the method's CUDA steps can, with the fused PC */
+  MatNullSpace        nullsp;            /* this solve's where they do, else NULL */
+  FusedNullSpace      ns;                /* its basis on the device (ns.m = 0: none) */
+  PetscObjectId       ns_uploaded;       /* the null space whose vectors are on the device (0: none) */
 } KSPFused;
 
 /* Reserved workspace vector: the inverse diagonal of fused Jacobi */
@@ -99,6 +104,9 @@ PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP, KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDASetUp(KSP, KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP, KSPFused *, PetscInt nvecs, PetscInt maxsums, const char *what);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *);
+/* the null space's stored vectors to workspace vectors first, first + 1, ...
+   (once per null space and workspace), and fused->ns set from them */
+PETSC_INTERN PetscErrorCode KSPFusedCUDANullSpaceToDevice(KSP, KSPFused *, PetscInt first);
 /* out = B in on the device (KSP_FUSED_PC_DEVICE): PCApply() on CUDA vectors over in and out */
 PETSC_INTERN PetscErrorCode KSPFusedCUDAApplyPC(KSP, KSPFused *, const double *in, double *out);
 /* the hybcuda matrix type (src/mat/hybcuda.c) */

@@ -35,14 +35,15 @@ static PetscReal PCGFusedNorm(KSP ksp, const PetscScalar sums[])
 /* The iteration; KSPCheckNorm() and KSPCheckDot() may return from it early */
 static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
 {
-  KSP_PCGFused *cg = (KSP_PCGFused *)ksp->data;
-  PetscScalar   sums[PCG_NSUMS], alpha, beta;
-  PetscInt      i;
-  PetscReal     rz_sign = 0.0, py_sign = 0.0; /* of the last <r,Br> and <p,Ap> judged (0: none yet) */
-  int           reference;
+  KSP_PCGFused  *cg = (KSP_PCGFused *)ksp->data;
+  PetscScalar    sums[FUSED_PCG_SUMS] = {0}, alpha, beta; /* PCG_NSUMS, and a null space's (FusedPCGVecs) */
+  const PetscInt nsums = cg->fused.nullsp ? FUSED_PCG_SUMS : PCG_NSUMS;
+  PetscInt       i;
+  PetscReal      rz_sign = 0.0, py_sign = 0.0; /* of the last <r,Br> and <p,Ap> judged (0: none yet) */
+  int            reference;
 
   PetscFunctionBegin;
-  if (device_loop && cg->steps->start_loop && KSPFusedCUDAFirstTestOnDevice(ksp, PETSC_TRUE, &reference)) {
+  if (device_loop && cg->steps->start_loop && !cg->fused.nullsp && KSPFusedCUDAFirstTestOnDevice(ksp, PETSC_TRUE, &reference)) {
     /* no wait for the first sums: the device tests iteration 0 as well, and
        judges the signs against positive ones (it stops at a negative) */
     PetscCall(cg->steps->start_loop(ksp, cg, reference, &i, sums));
@@ -54,7 +55,7 @@ static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
     PetscCall(PetscLogEventBegin(KSP_PCGFused_Product, ksp, 0, 0, 0));
     PetscCall(cg->steps->product(ksp, cg, sums));
     PetscCall(PetscLogEventEnd(KSP_PCGFused_Product, ksp, 0, 0, 0));
-    PetscCall(KSPFusedAllreduce(ksp, &cg->fused, PCG_NSUMS, sums));
+    PetscCall(KSPFusedAllreduce(ksp, &cg->fused, nsums, sums));
     i = 0;
   }
 
@@ -74,6 +75,7 @@ static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
     py = sums[PCG_PY];
     yw = sums[PCG_YW];
     yz = sums[PCG_YZ];
+    if (cg->fused.nullsp) FusedPCGNullSpaceFold(sums, cg->fused.ns.m, &yw, &yz);
     KSPCheckDot(ksp, rz);
     KSPCheckDot(ksp, py);
     KSPCheckDot(ksp, yw);
@@ -120,7 +122,7 @@ static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
     PetscCall(PetscLogEventBegin(KSP_PCGFused_Product, ksp, 0, 0, 0));
     PetscCall(cg->steps->product(ksp, cg, sums));
     PetscCall(PetscLogEventEnd(KSP_PCGFused_Product, ksp, 0, 0, 0));
-    PetscCall(KSPFusedAllreduce(ksp, &cg->fused, PCG_NSUMS, sums));
+    PetscCall(KSPFusedAllreduce(ksp, &cg->fused, nsums, sums));
   }
   PetscFunctionReturn(0);
 }
@@ -173,7 +175,8 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PCGFused(KSP ksp)
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NATURAL, PC_LEFT, 2));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
   PetscCall(KSPFusedComposeBackend(ksp, &cg->fused, "pipelined CG (Rupp et al. 2015): 2 fused steps and 1 synchronization point per iteration"));
-  cg->fused.device_pc = PETSC_TRUE;
+  cg->fused.device_pc        = PETSC_TRUE;
+  cg->fused.device_nullspace = PETSC_TRUE;
 
   ksp->ops->setup          = KSPSetUp_PCGFused;
   ksp->ops->solve          = KSPSolve_PCGFused;

@@ -4,12 +4,10 @@
 
 /* workspace vectors after the Jacobi diagonal */
 enum { PCG_VEC_X = 1, PCG_VEC_B, PCG_VEC_R, PCG_VEC_P, PCG_VEC_Y, PCG_NVECS };
-/* with the PC applied between kernels, z = B r and w = B y are stored too */
+/* with the PC applied between kernels, z = B r and w = B y are stored too;
+   with a null space removed on the device, its stored vectors follow */
 enum { PCG_VEC_Z = PCG_NVECS, PCG_VEC_W, PCG_NVECS_STORED };
-/* the device's sums: the step's, the ghost rows' share of the split product,
-   and the right-hand side's norm (KSPFusedCUDAFirstTest()) */
-#define PCG_DEVICE_SUMS (PCG_NSUMS + 4)
-#define PCG_DEVICE_RHS  (PCG_NSUMS + 3)
+#define PCG_VEC_NULLSPACE PCG_NVECS
 
 static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
 {
@@ -25,6 +23,7 @@ static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
   v.z        = cg->fused.pcplace == KSP_FUSED_PC_DEVICE ? FusedCUDAVec(ctx, PCG_VEC_Z) : NULL;
   v.w        = cg->fused.pcplace == KSP_FUSED_PC_DEVICE ? FusedCUDAVec(ctx, PCG_VEC_W) : NULL;
   v.normtype = KSPFusedNormType(ksp);
+  v.ns       = cg->fused.ns;
   return v;
 }
 
@@ -36,12 +35,28 @@ static PetscErrorCode PCGFusedStart_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar 
 
   PetscFunctionBegin;
   (void)partial; /* delivered by the product step */
-  PetscCall(KSPFusedCUDAPrepare(ksp, fused, fused->pcplace == KSP_FUSED_PC_DEVICE ? PCG_NVECS_STORED : PCG_NVECS, PCG_DEVICE_SUMS, "pcgfused"));
+  if (fused->nullsp) {
+    PetscInt nvecs;
+
+    PetscCall(MatNullSpaceGetVecs(fused->nullsp, NULL, &nvecs, NULL));
+    PetscCall(KSPFusedCUDAPrepare(ksp, fused, PCG_VEC_NULLSPACE + nvecs, FUSED_PCG_DEVICE_SUMS, "pcgfused"));
+    PetscCall(KSPFusedCUDANullSpaceToDevice(ksp, fused, PCG_VEC_NULLSPACE));
+  } else PetscCall(KSPFusedCUDAPrepare(ksp, fused, fused->pcplace == KSP_FUSED_PC_DEVICE ? PCG_NVECS_STORED : PCG_NVECS, FUSED_PCG_DEVICE_SUMS, "pcgfused"));
   v = PCGFusedDeviceVecs(ksp, cg);
   PetscCall(VecGetLocalSize(ksp->vec_rhs, &n));
   PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
   if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));
   PetscCallFusedCUDA(FusedPCGStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
+  if (v.ns.m) {
+    /* z = B r less its null space part needs <B r, n_k> first: one more
+       synchronization, at the start only */
+    PetscScalar e[FUSED_NULLSPACE_MAX];
+
+    PetscCallFusedCUDA(FusedCUDAGetSums(fused->work.cuda, FUSED_PCG_BR_N, v.ns.m, e));
+    PetscCall(KSPFusedAllreduce(ksp, fused, v.ns.m, e));
+    for (int k = 0; k < v.ns.m; k++) v.ns.coef[k] = e[k];
+    PetscCallFusedCUDA(FusedPCGStartProject(fused->work.cuda, &v));
+  }
   if (v.z) {
     PetscCall(KSPFusedCUDAApplyPC(ksp, fused, v.r, v.z));
     PetscCallFusedCUDA(FusedPCGStartPreconditioned(fused->work.cuda, &v));
@@ -55,7 +70,10 @@ static PetscErrorCode PCGFusedUpdate_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar
   FusedPCGVecs v = PCGFusedDeviceVecs(ksp, cg);
 
   PetscFunctionBegin;
-  (void)partial; /* delivered by the product step */
+  /* partial[] still holds the last synchronization point's global sums: the
+     null space's coefficients for the new r come from them; this step's own
+     sums are delivered by the product step */
+  for (int k = 0; k < v.ns.m; k++) v.ns.coef[k] = FusedPCGNullSpaceCoef(partial, k, alpha);
   PetscCallFusedCUDA(FusedPCGUpdate(cg->fused.work.cuda, &v, alpha, beta));
   PetscCall(PetscLogFlops(10.0 * cg->fused.work.n));
   PetscFunctionReturn(0);
@@ -63,7 +81,8 @@ static PetscErrorCode PCGFusedUpdate_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar
 
 static PetscErrorCode PCGFusedProduct_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar partial[])
 {
-  FusedPCGVecs v = PCGFusedDeviceVecs(ksp, cg);
+  FusedPCGVecs v     = PCGFusedDeviceVecs(ksp, cg);
+  const int    nsums = v.ns.m ? FUSED_PCG_SUMS : PCG_NSUMS;
 
   PetscFunctionBegin;
   if (cg->fused.op.halo) {
@@ -72,10 +91,10 @@ static PetscErrorCode PCGFusedProduct_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScala
     PetscCallFusedCUDA(FusedPCGProductLocal(cg->fused.work.cuda, cg->fused.op.mat, &v));
     PetscCall(FusedDeviceGhostsEnd(&cg->fused.op, &cg->fused.work));
     PetscCallFusedCUDA(FusedPCGProductGhosts(cg->fused.work.cuda, cg->fused.op.mat, &v));
-    if (!v.w) PetscCallFusedCUDA(FusedCUDAGetPostedSums(cg->fused.work.cuda, PCG_NSUMS, partial));
+    if (!v.w) PetscCallFusedCUDA(FusedCUDAGetPostedSums(cg->fused.work.cuda, nsums, partial));
   } else {
     PetscCallFusedCUDA(FusedPCGProduct(cg->fused.work.cuda, cg->fused.op.mat, &v));
-    if (!v.w) PetscCallFusedCUDA(FusedCUDAGetSums(cg->fused.work.cuda, 0, PCG_NSUMS, partial));
+    if (!v.w) PetscCallFusedCUDA(FusedCUDAGetSums(cg->fused.work.cuda, 0, nsums, partial));
   }
   if (v.w) {
     /* w = B y, then <y,w> beside the product's sums (<y,z> came with them) */
@@ -104,7 +123,7 @@ static PetscErrorCode PCGFusedLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt it0,
   PetscCall(PetscLogFlops((stopped - it0) * (15.0 * fused->work.n + 2.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCall(KSPFusedCUDAReplay(ksp, fused, it0 + 1, stopped));
-  PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, 0, PCG_NSUMS, sums));
+  PetscCallFusedCUDA(FusedCUDAGetLoopSums(fused->work.cuda, 0, v.ns.m ? FUSED_PCG_SUMS : PCG_NSUMS, sums));
   fused->loop_its += stopped - it0;
   fused->loop_starts++;
   *its = stopped;
@@ -129,10 +148,10 @@ static PetscErrorCode PCGFusedStartLoop_CUDA(KSP ksp, KSP_PCGFused *cg, int refe
   PetscCall(PCGFusedStart_CUDA(ksp, cg, sums));
   PetscCall(PetscLogEventEnd(KSP_PCGFused_Update, ksp, 0, 0, 0));
   v = PCGFusedDeviceVecs(ksp, cg);
-  PetscCheck(!v.z && !fused->op.halo, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the fused PC on one rank");
+  PetscCheck(!v.z && !fused->op.halo && !v.ns.m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the fused PC on one rank, without a null space");
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCallFusedCUDA(FusedPCGProduct(fused->work.cuda, fused->op.mat, &v));
-  PetscCall(KSPFusedCUDAFirstTest(ksp, fused, reference, v.b, v.d, PCG_DEVICE_RHS, &conv));
+  PetscCall(KSPFusedCUDAFirstTest(ksp, fused, reference, v.b, v.d, FUSED_PCG_RHS, &conv));
   PetscCallFusedCUDA(FusedPCGLoop(fused->work.cuda, fused->op.mat, &v, &conv, 0, fused->single_kernel, &stopped));
   PetscCall(PetscLogFlops(5.0 * fused->work.n + 2.0 * fused->op.nnz + stopped * (15.0 * fused->work.n + 2.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));

@@ -11,6 +11,8 @@
 
 /* Partial sums of the synchronization point, in this order */
 enum { PCG_RZ, PCG_NORM, PCG_PY, PCG_YW, PCG_YZ, PCG_NSUMS };
+/* a null space's sums follow them (FusedPCGNullSpaceFold() reads YW and YZ by place) */
+_Static_assert(PCG_YW == 3 && PCG_YZ == 4 && (int)PCG_NSUMS == (int)FUSED_PCG_BY_N, "pcgfused's sums as the device lays them out");
 
 typedef struct _KSP_PCGFused KSP_PCGFused;
 
