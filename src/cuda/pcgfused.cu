@@ -336,11 +336,12 @@ __global__ void PCGUpdateNullKernel(int n, FusedPCGVecs v, double alpha, double 
   }
   FUSED_GRID_LOOP(i, n)
   {
-    const double p  = v.p[i];
-    const double r  = __fma_rn(-alpha, v.y[i], v.r[i]);
-    const double br = v.d ? __dmul_rn(v.d[i], r) : r;
+    /* the row's five loads issued together, as PCGUpdateKernel's */
+    const double p = v.p[i], y = v.y[i], r_last = v.r[i], d = v.d ? v.d[i] : 1.0, x = v.x[i];
+    const double r  = __fma_rn(-alpha, y, r_last);
+    const double br = v.d ? __dmul_rn(d, r) : r;
     const double z  = PCGProjected<M>(v.ns, coef, br, i, acc + 2);
-    v.x[i]          = __fma_rn(alpha, p, v.x[i]);
+    v.x[i]          = __fma_rn(alpha, p, x);
     v.r[i]          = r;
     v.p[i]          = __fma_rn(beta, p, z);
     acc[RZ] += r * z;
@@ -353,10 +354,10 @@ __global__ void PCGUpdateNullKernel(int n, FusedPCGVecs v, double alpha, double 
    <B y, n_k> and <y, n_k>, for a row whose y grew by dy (the whole row, or
    the off-process share) */
 template <int M>
-__device__ __forceinline__ void PCGProductNullSums(const FusedPCGVecs &v, int i, double y_old, double dy, double (&acc)[3 + 2 * M])
+__device__ __forceinline__ void PCGProductNullSums(const FusedPCGVecs &v, int i, double p, double y_old, double dy, double (&acc)[3 + 2 * M])
 {
   const double d = v.d ? v.d[i] : 1.0;
-  acc[0] += v.p[i] * dy;
+  acc[0] += p * dy;
   acc[1] += d * dy * (2.0 * y_old + dy);
   acc[2] += dy * PCGPreconditioned(v, i);
 #pragma unroll
@@ -381,9 +382,10 @@ __global__ void PCGProductNullKernel(FusedMatView A, FusedPCGVecs v, double *par
   }
   FUSED_GRID_LOOP(i, A.n)
   {
+    const double p = v.p[i]; /* before the row's product, as PCGProductRow */
     const double y = FusedRowProduct(A, v.p, i);
     v.y[i]         = y;
-    PCGProductNullSums<M>(v, i, 0.0, y, acc);
+    PCGProductNullSums<M>(v, i, p, 0.0, y, acc);
   }
   if (FusedReduce<3 + 2 * M>(acc, partials, sums, ticket, PY, 3 + M, FUSED_PCG_Y_N) && state && threadIdx.x == 0) {
     double s[NSUMS] = {sums[RZ], sums[NORM], sums[PY], 0.0, 0.0};
@@ -409,7 +411,7 @@ __global__ void PCGGhostNullKernel(int nbound, const int *brow, const int *bptr,
     const double yg = FusedGhostRowProduct(A, i, bptr[k], bptr[k + 1]);
     const double yl = v.y[i];
     v.y[i]          = yl + yg;
-    PCGProductNullSums<M>(v, i, yl, yg, acc);
+    PCGProductNullSums<M>(v, i, v.p[i], yl, yg, acc);
   }
   if (FusedReduce<3 + 2 * M>(acc, partials, sums, ticket, FUSED_PCG_GHOST) && threadIdx.x == 0) {
     sums[PY] += acc[0];
