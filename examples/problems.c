@@ -3,7 +3,7 @@
   #include <mpi-ext.h> /* MPIX_CUDA_AWARE_SUPPORT */
 #endif
 
-const char *const ProblemTypes[] = {"lap2d", "lap3d", "convdiff", "neumann2d", "kept3d", "jump2d", "aniso2d", "arrow", "powerlaw", "ProblemType", "PROBLEM_", NULL};
+const char *const ProblemTypes[] = {"lap2d", "lap3d", "convdiff", "neumann2d", "kept3d", "jump2d", "aniso2d", "arrow", "powerlaw", "veclap3d", "ProblemType", "PROBLEM_", NULL};
 
 /* An N x N matrix of the -mat_type asked for, preallocated for rows of at
    most diag entries in the diagonal block and offdiag outside it (other
@@ -75,6 +75,39 @@ static PetscErrorCode ProblemCreateLap3D(MPI_Comm comm, PetscInt n, Mat *A)
     if (i < n - 1) { cols[nc] = row + 1; vals[nc++] = -1.0; }
     if (j < n - 1) { cols[nc] = row + n; vals[nc++] = -1.0; }
     if (k < n - 1) { cols[nc] = row + n * n; vals[nc++] = -1.0; }
+    PetscCall(MatSetValues(*A, 1, &row, nc, cols, vals, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ProblemCreateVecLap3D(MPI_Comm comm, PetscInt n, Mat *A)
+{
+  const PetscScalar K[3][3] = {{1.0, 0.5, 0.25}, {0.5, 1.0, 0.5}, {0.25, 0.5, 1.0}};
+  PetscInt          nodes = n * n * n, local = PETSC_DECIDE, rstart, rend, row;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSplitOwnership(comm, &local, &nodes)); /* whole points on each rank */
+  PetscCall(MatCreate(comm, A));
+  PetscCall(MatSetSizes(*A, 3 * local, 3 * local, 3 * nodes, 3 * nodes));
+  PetscCall(MatSetBlockSize(*A, 3));
+  PetscCall(MatSetFromOptions(*A));
+  PetscCall(MatSeqAIJSetPreallocation(*A, 9, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*A, 9, NULL, 6, NULL));
+  PetscCall(MatSetUp(*A));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (row = rstart; row < rend; row++) {
+    PetscInt    c = row % 3, node = row / 3, i = node % n, j = (node / n) % n, k = node / (n * n), cols[9], nc = 0;
+    PetscScalar vals[9];
+
+    if (k > 0) { cols[nc] = row - 3 * n * n; vals[nc++] = -1.0; }
+    if (j > 0) { cols[nc] = row - 3 * n; vals[nc++] = -1.0; }
+    if (i > 0) { cols[nc] = row - 3; vals[nc++] = -1.0; }
+    for (PetscInt d = 0; d < 3; d++) { cols[nc] = 3 * node + d; vals[nc++] = K[c][d] + (d == c ? 6.0 : 0.0); }
+    if (i < n - 1) { cols[nc] = row + 3; vals[nc++] = -1.0; }
+    if (j < n - 1) { cols[nc] = row + 3 * n; vals[nc++] = -1.0; }
+    if (k < n - 1) { cols[nc] = row + 3 * n * n; vals[nc++] = -1.0; }
     PetscCall(MatSetValues(*A, 1, &row, nc, cols, vals, INSERT_VALUES));
   }
   PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
@@ -256,9 +289,9 @@ PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A
   PetscCheck(n >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "Problem size -n %" PetscInt_FMT " must be at least 1", n);
   {
     /* the rows, n^2 or n^3, must be a PetscInt */
-    const int      dim  = (type == PROBLEM_LAP3D || type == PROBLEM_KEPT3D) ? 3 : (type == PROBLEM_ARROW || type == PROBLEM_POWERLAW ? 1 : 2);
-    const double   rows = dim == 3 ? (double)n * n * n : (dim == 2 ? (double)n * n : (double)n);
-    const PetscInt most = dim == 3 ? 1290 : (dim == 2 ? 46340 : PETSC_MAX_INT);
+    const int      dim  = (type == PROBLEM_LAP3D || type == PROBLEM_KEPT3D || type == PROBLEM_VECLAP3D) ? 3 : (type == PROBLEM_ARROW || type == PROBLEM_POWERLAW ? 1 : 2);
+    const double   rows = (type == PROBLEM_VECLAP3D ? 3.0 : 1.0) * (dim == 3 ? (double)n * n * n : (dim == 2 ? (double)n * n : (double)n));
+    const PetscInt most = type == PROBLEM_VECLAP3D ? 894 : (dim == 3 ? 1290 : (dim == 2 ? 46340 : PETSC_MAX_INT));
 
     PetscCheck(rows <= (double)PETSC_MAX_INT, comm, PETSC_ERR_ARG_OUTOFRANGE, "Problem size -n %" PetscInt_FMT ": the %dD problem would have %.0f rows, more than a %d-bit PetscInt counts; at most -n %" PetscInt_FMT, n, dim, rows, (int)(8 * sizeof(PetscInt)), most);
   }
@@ -290,6 +323,9 @@ PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A
     break;
   case PROBLEM_ARROW:
     PetscCall(ProblemCreateHubs(comm, n, 1, n, A));
+    break;
+  case PROBLEM_VECLAP3D:
+    PetscCall(ProblemCreateVecLap3D(comm, n, A));
     break;
   case PROBLEM_POWERLAW: {
     PetscInt hubs = 64, longest = 5000;

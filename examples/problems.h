@@ -15,9 +15,12 @@ typedef enum {
                         checkerboard of 4 x 4 squares and 1 elsewhere (harmonic means on faces): SPD */
   PROBLEM_ANISO2D,   /* -u_xx - e u_yy, e = -problem_anisotropy (default 1e-3): SPD */
   PROBLEM_ARROW,     /* n rows: a chain (1D Laplacian couplings) with row and column 0 dense; SPD */
-  PROBLEM_POWERLAW   /* n rows: the chain and -problem_hubs hubs (default 64) spread over the rows,
+  PROBLEM_POWERLAW,  /* n rows: the chain and -problem_hubs hubs (default 64) spread over the rows,
                         hub k coupled to every (k+1) s-th row, s = n / -problem_longest (default
                         5000): row lengths fall off as 1/k, the longest about 5000; SPD */
+  PROBLEM_VECLAP3D   /* 3 components on an n^3 grid, block size 3: the 7-point Laplacian of each
+                        plus a coupling K = [1 .5 .25; .5 1 .5; .25 .5 1] at every point (L (x) I + I (x) K);
+                        SPD, with 3 x 3 diagonal blocks for point-block Jacobi */
 } ProblemType;
 extern const char *const ProblemTypes[];
 

@@ -1,7 +1,7 @@
 /* The main job: solve one system with the fused methods and, with -compare,
    with PETSc's own counterparts in the same run, and print them side by side.
 
-     build/examples/solve [-f A.mtx|A.petsc [-rhs b.mtx]] [-problem lap2d|lap3d|convdiff|neumann2d [-nullspace 0]|kept3d|jump2d|aniso2d -n N]
+     build/examples/solve [-f A.mtx|A.petsc [-rhs b.mtx]] [-problem lap2d|lap3d|convdiff|neumann2d [-nullspace 0]|kept3d|jump2d|aniso2d|veclap3d -n N]
                           [-methods pcgfused,pbcgsfused,pgmresfused] [-compare 1]
                           [-pc_type jacobi] [-ksp_rtol 1e-8] ...
 
