@@ -117,6 +117,20 @@ __device__ __forceinline__ bool PCGMustStop(int normtype, const FusedConvergence
   return FusedMustStop(conv, it, *rnorm) || !isfinite(rz) || !isfinite(py) || !isfinite(yw) || !isfinite(yz) || rz * conv.sign_rz <= 0.0 || py * conv.sign_py <= 0.0;
 }
 
+/* The graph loop's test of the iteration a product completes (one thread of
+   its last block): the next iteration's number, its norm in hist, and a
+   stop where the host must look */
+__device__ __forceinline__ void PCGLoopTest(int normtype, FusedLoopState *state, const double s[NSUMS], double *hist, cudaGraphConditionalHandle handle)
+{
+  const int it = ++state->it;
+  double    rnorm;
+  if (PCGMustStop(normtype, state->conv, it, s, &rnorm)) {
+    state->stop = 1;
+    cudaGraphSetConditional(handle, 0);
+  }
+  hist[it] = rnorm;
+}
+
 /* r = b - A x (or b), z = B r, p = z; RZ and NORM */
 __global__ void PCGStartKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
 {
@@ -220,13 +234,7 @@ __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partial
   FUSED_GRID_LOOP(i, A.n) PCGProductRow(A, v, i, acc);
   if (FusedReduce<3>(acc, partials, sums, ticket, PY) && state && threadIdx.x == 0) {
     const double s[NSUMS] = {sums[RZ], sums[NORM], acc[0], acc[1], acc[2]};
-    const int    it   = ++state->it;
-    double       rnorm;
-    if (PCGMustStop(v.normtype, state->conv, it, s, &rnorm)) {
-      state->stop = 1;
-      cudaGraphSetConditional(handle, 0);
-    }
-    hist[it] = rnorm;
+    PCGLoopTest(v.normtype, state, s, hist, handle);
   }
 }
 
@@ -390,13 +398,7 @@ __global__ void PCGProductNullKernel(FusedMatView A, FusedPCGVecs v, double *par
   if (FusedReduce<3 + 2 * M>(acc, partials, sums, ticket, PY, 3 + M, FUSED_PCG_Y_N) && state && threadIdx.x == 0) {
     double s[NSUMS] = {sums[RZ], sums[NORM], sums[PY], 0.0, 0.0};
     FusedPCGNullSpaceFold(sums, v.ns.m, &s[YW], &s[YZ]);
-    const int it = ++state->it;
-    double    rnorm;
-    if (PCGMustStop(v.normtype, state->conv, it, s, &rnorm)) {
-      state->stop = 1;
-      cudaGraphSetConditional(handle, 0);
-    }
-    hist[it] = rnorm;
+    PCGLoopTest(v.normtype, state, s, hist, handle);
   }
 }
 
