@@ -26,33 +26,42 @@ __device__ __forceinline__ double PCGNormTerm(int normtype, double r, double z)
    JACOBI (d is the inverse diagonal, else NULL) is a template argument: a
    branch inside the product's loop keeps the compiler from issuing the
    loads of all its entries at once. */
-template <bool JACOBI>
+template <bool JACOBI, bool NULLSPACE = false>
 struct PCGNext {
   static constexpr bool gather = true;
   static constexpr int  batch  = 4;
   const double         *r, *y, *p, *d; /* not restrict: the update may write r and p in place */
   double                alpha, beta;
+  /* NULLSPACE: one basis vector n (the constant cnst, or vec), and z = B r - coef n */
+  double                cnst, coef;
+  const double         *vec;
   struct Entry {
-    double r, y, p, d;
+    double r, y, p, d, n;
   };
   __device__ __forceinline__ double Residual(double r_last, double y_last) const { return __fma_rn(-alpha, y_last, r_last); }
   __device__ __forceinline__ double Preconditioned(double d_j, double r_next) const { return JACOBI ? __dmul_rn(d_j, r_next) : r_next; }
+  __device__ __forceinline__ double Projected(double br, double n_j) const { return NULLSPACE ? __fma_rn(-coef, n_j, br) : br; }
   __device__ __forceinline__ double Direction(double p_last, double z_next) const { return __fma_rn(beta, p_last, z_next); }
-  __device__ __forceinline__ Entry  Load(int j) const { return Entry{r[j], y[j], p[j], JACOBI ? d[j] : 1.0}; }
-  __device__ __forceinline__ double Value(const Entry &e) const { return Direction(e.p, Preconditioned(e.d, Residual(e.r, e.y))); }
+  __device__ __forceinline__ Entry  Load(int j) const { return Entry{r[j], y[j], p[j], JACOBI ? d[j] : 1.0, NULLSPACE ? (vec ? vec[j] : cnst) : 0.0}; }
+  __device__ __forceinline__ double Value(const Entry &e) const { return Direction(e.p, Projected(Preconditioned(e.d, Residual(e.r, e.y)), e.n)); }
   __device__ __forceinline__ double operator()(int j) const { return Value(Load(j)); }
 };
 
 /* One row of the update: x += alpha p, r -= alpha y, p = B r + beta p, with
    the new r and p written to r_out and p_out; adds to acc[RZ] and acc[NORM],
    returns the new p and sets *z_out to the new z */
-template <bool JACOBI>
-__device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PCGNext<JACOBI> &next, int i, double *r_out, double *p_out, double *acc, double *z_out)
+template <bool JACOBI, bool NULLSPACE = false>
+__device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PCGNext<JACOBI, NULLSPACE> &next, int i, double *r_out, double *p_out, double *acc, double *z_out, double *br_out = NULL, double *n_out = NULL)
 {
   const auto   last = next.Load(i);
   const double r    = next.Residual(last.r, last.y);
-  const double z    = next.Preconditioned(last.d, r);
+  const double br   = next.Preconditioned(last.d, r);
+  const double z    = next.Projected(br, last.n);
   const double p    = next.Direction(last.p, z);
+  if constexpr (NULLSPACE) {
+    *br_out = br;
+    *n_out  = last.n;
+  }
   v.x[i]            = __fma_rn(next.alpha, last.p, v.x[i]);
   p_out[i]          = p;
   r_out[i]          = r;
@@ -80,8 +89,8 @@ __device__ __forceinline__ void PCGUpdateRowStored(const FusedPCGVecs &v, int i,
 __device__ __forceinline__ void PCGUpdateRow(const FusedPCGVecs &v, int i, double alpha, double beta, double (&acc)[2])
 {
   double z;
-  if (v.d) (void)PCGUpdateRowTo(v, PCGNext<true>{v.r, v.y, v.p, v.d, alpha, beta}, i, v.r, v.p, acc, &z);
-  else (void)PCGUpdateRowTo(v, PCGNext<false>{v.r, v.y, v.p, NULL, alpha, beta}, i, v.r, v.p, acc, &z);
+  if (v.d) (void)PCGUpdateRowTo(v, PCGNext<true>{v.r, v.y, v.p, v.d, alpha, beta, 0.0, 0.0, NULL}, i, v.r, v.p, acc, &z);
+  else (void)PCGUpdateRowTo(v, PCGNext<false>{v.r, v.y, v.p, NULL, alpha, beta, 0.0, 0.0, NULL}, i, v.r, v.p, acc, &z);
 }
 
 /* z = B r at row i: stored where the PC runs between kernels */
@@ -450,9 +459,18 @@ __device__ __noinline__ FusedConvergence PCGLoopConvergence(const FusedPCGVecs &
    owners' update; r, p and y therefore alternate between v's vectors and
    the spare ones (three of length n), and so do the partial sums, so that
    nothing a slower block still reads is overwritten. */
-template <bool JACOBI, int BLOCK, bool LONG_ROWS>
+/* With one null-space basis vector the single kernel carries its three sums
+   after its five, and they live in sums[] at these places */
+enum { NS1_BY_N = NSUMS, NS1_Y_N, NS1_BR_N, NS1_SUMS };
+__device__ __forceinline__ int PCGSingleSlot(int k)
+{
+  return k < NSUMS ? k : (k == NS1_BY_N ? FUSED_PCG_BY_N : (k == NS1_Y_N ? FUSED_PCG_Y_N : FUSED_PCG_BR_N));
+}
+
+template <bool JACOBI, int BLOCK, bool LONG_ROWS, bool NULLSPACE = false>
 __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist)
 {
+  constexpr int                  K     = NULLSPACE ? (int)NS1_SUMS : (int)NSUMS;
   cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
   const int                      G     = gridDim.x;
   const int                      first = state->it;
@@ -463,19 +481,25 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
   double *r_next = spare, *p_next = spare + A.n, *y_next = spare + 2 * (size_t)A.n;
 
   for (int it = first;; it++) {
-    double s[NSUMS];
+    double s[K];
     if (it == first) { /* the host-driven steps left iteration it0's sums in sums[] */
-      for (int k = 0; k < NSUMS; k++) s[k] = sums[k];
-    } else FusedSumPartialsByWarp<NSUMS>(part + (size_t)(it & 1) * NSUMS * G, G, s);
+      for (int k = 0; k < K; k++) s[k] = sums[PCGSingleSlot(k)];
+    } else FusedSumPartialsByWarp<K>(part + (size_t)(it & 1) * K * G, G, s);
     const double rz = s[RZ], py = s[PY];
+    double       yw = s[YW], yz = s[YZ];
+    if constexpr (NULLSPACE) {
+      yw = yw - __dmul_rn(s[NS1_BY_N], s[NS1_Y_N]); /* FusedPCGNullSpaceFold() for one vector */
+      yz = yz - __dmul_rn(s[NS1_BR_N], s[NS1_Y_N]);
+    }
     if (it > first || conv.judge_first) {
-      double     rnorm;
-      const bool stop = PCGMustStop(v.normtype, conv, it, s, &rnorm);
+      double       rnorm;
+      const double t[NSUMS] = {rz, s[NORM], py, yw, yz};
+      const bool   stop     = PCGMustStop(v.normtype, conv, it, t, &rnorm);
       FusedHistoryPut(hist, hbase, it, rnorm);
       if (stop) { /* the same sums in every block: the same decision */
         FusedHistoryFlush(hist, hbase, it);
         if (blockIdx.x == 0 && threadIdx.x == 0) {
-          for (int k = 0; k < NSUMS; k++) sums[k] = s[k];
+          for (int k = 0; k < K; k++) sums[PCGSingleSlot(k)] = s[k];
           state->it   = it;
           state->stop = 1;
         }
@@ -491,24 +515,31 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
         return;
       }
     }
-    const double          alpha = rz / py, beta = PCGBeta(rz, alpha, s[YW], s[YZ]);
-    const PCGNext<JACOBI> next  = {r_last, y_last, p_last, v.d, alpha, beta};
-    double                acc[NSUMS] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    const double                     alpha = rz / py, beta = PCGBeta(rz, alpha, yw, yz);
+    const double                     coef  = NULLSPACE ? s[NS1_BR_N] - __dmul_rn(alpha, s[NS1_BY_N]) : 0.0; /* FusedPCGNullSpaceCoef() */
+    const PCGNext<JACOBI, NULLSPACE> next  = {r_last, y_last, p_last, v.d, alpha, beta, v.ns.cnst, coef, v.ns.vecs};
+    double                           acc[K] = {};
     if constexpr (LONG_ROWS) { /* the long rows' rest first: the product below reads it */
       FusedLongRowsOf(A, next);
       grid.sync();
     }
     FUSED_GRID_LOOP(i, A.n)
     {
-      double       zi;
-      const double yi = FusedRowProductOf<PCGNext<JACOBI>, LONG_ROWS>(A, next, i);
-      const double pi = PCGUpdateRowTo(v, next, i, r_next, p_next, acc, &zi);
+      double       zi, bri, ni;
+      const double yi = FusedRowProductOf<PCGNext<JACOBI, NULLSPACE>, LONG_ROWS>(A, next, i);
+      const double pi = PCGUpdateRowTo(v, next, i, r_next, p_next, acc, &zi, &bri, &ni);
+      const double byi = JACOBI ? v.d[i] * yi : yi;
       y_next[i]       = yi;
       acc[PY] += pi * yi;
-      acc[YW] += yi * (JACOBI ? v.d[i] * yi : yi);
-      acc[YZ] += yi * zi;
+      acc[YW] += yi * byi;
+      if constexpr (NULLSPACE) { /* the raw <y, B r> and the basis vector's sums, folded as the graph's */
+        acc[YZ] += yi * bri;
+        acc[NS1_BY_N] += byi * ni;
+        acc[NS1_Y_N] += yi * ni;
+        acc[NS1_BR_N] += bri * ni;
+      } else acc[YZ] += yi * zi;
     }
-    FusedStorePartials<NSUMS, BLOCK>(acc, part + (size_t)((it + 1) & 1) * NSUMS * G);
+    FusedStorePartials<K, BLOCK>(acc, part + (size_t)((it + 1) & 1) * K * G);
     grid.sync(); /* the partials complete before the next iteration sums them */
     FusedSwap(r_last, r_next);
     FusedSwap(p_last, p_next);
@@ -516,12 +547,12 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
   }
 }
 
-/* the single kernel for the block size, the PC and whether there are long rows */
-template <bool LONG_ROWS>
+/* the single kernel for the block size, the PC, whether there are long rows and a null space */
+template <bool LONG_ROWS, bool NULLSPACE = false>
 static const void *PCGSingleKernelFor(int block, bool jacobi)
 {
-  if (block == FUSED_BLOCK) return jacobi ? (const void *)PCGSingleKernel<true, FUSED_BLOCK, LONG_ROWS> : (const void *)PCGSingleKernel<false, FUSED_BLOCK, LONG_ROWS>;
-  return jacobi ? (const void *)PCGSingleKernel<true, FUSED_WIDE_BLOCK, LONG_ROWS> : (const void *)PCGSingleKernel<false, FUSED_WIDE_BLOCK, LONG_ROWS>;
+  if (block == FUSED_BLOCK) return jacobi ? (const void *)PCGSingleKernel<true, FUSED_BLOCK, LONG_ROWS, NULLSPACE> : (const void *)PCGSingleKernel<false, FUSED_BLOCK, LONG_ROWS, NULLSPACE>;
+  return jacobi ? (const void *)PCGSingleKernel<true, FUSED_WIDE_BLOCK, LONG_ROWS, NULLSPACE> : (const void *)PCGSingleKernel<false, FUSED_WIDE_BLOCK, LONG_ROWS, NULLSPACE>;
 }
 
 extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero)
@@ -644,15 +675,18 @@ extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v,
 {
   PCGLoopArgs args;
   if (single_kernel) {
-    if (v->ns.m) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop does not remove a null space");
+    if (v->ns.m > 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop removes a null space of one vector, not %d", v->ns.m);
     FusedMatView view = A->view;
     FusedPCGVecs vecs = *v;
     double      *part = NULL, *spare = NULL;
     void        *kargs[] = {&view, &vecs, &spare, &part, &ctx->sums, &ctx->state, &ctx->hist};
     if (int err = FusedCUDAEnsureLoopVectors(ctx, 3, &spare)) return err;
     const int   block  = FusedSingleKernelBlock(ctx);
-    const void *kernel = view.lrows.nchunks ? PCGSingleKernelFor<true>(block, v->d != NULL) : PCGSingleKernelFor<false>(block, v->d != NULL);
-    return FusedCUDARunSingleKernel(ctx, kernel, block, NSUMS, 0, conv, it0, NULL, kargs, &part, its);
+    const bool  jacobi = v->d != NULL;
+    const void *kernel;
+    if (v->ns.m) kernel = view.lrows.nchunks ? PCGSingleKernelFor<true, true>(block, jacobi) : PCGSingleKernelFor<false, true>(block, jacobi);
+    else kernel = view.lrows.nchunks ? PCGSingleKernelFor<true>(block, jacobi) : PCGSingleKernelFor<false>(block, jacobi);
+    return FusedCUDARunSingleKernel(ctx, kernel, block, v->ns.m ? (int)NS1_SUMS : (int)NSUMS, 0, conv, it0, NULL, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
   args.A = A->view;
