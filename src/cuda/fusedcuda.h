@@ -180,21 +180,24 @@ enum { FUSED_PCG_BY_N = 5, FUSED_PCG_Y_N = FUSED_PCG_BY_N + FUSED_NULLSPACE_MAX,
    product's sums (3 + 2 FUSED_NULLSPACE_MAX), then the square of b's norm
    (FusedCUDARhsNorm()) */
 enum { FUSED_PCG_GHOST = FUSED_PCG_SUMS, FUSED_PCG_RHS = FUSED_PCG_GHOST + 3 + 2 * FUSED_NULLSPACE_MAX, FUSED_PCG_DEVICE_SUMS };
+/* In sums[] the null space's three runs of sums are FUSED_NULLSPACE_MAX
+   apart; a method may keep them closer in a compact copy (the single-kernel
+   loop: 1 apart). "run" is that distance. */
 /* The update's coefficients of z' = B r' - sum_k coef_k n_k for r' = r - alpha y */
-static inline FUSED_HOST_DEVICE double FusedPCGNullSpaceCoef(const double *sums, int k, double alpha)
+static inline FUSED_HOST_DEVICE double FusedPCGNullSpaceCoef(const double *sums, int run, int k, double alpha)
 {
-  return sums[FUSED_PCG_BR_N + k] - FUSED_MUL_RN(alpha, sums[FUSED_PCG_BY_N + k]);
+  return sums[FUSED_PCG_BY_N + 2 * run + k] - FUSED_MUL_RN(alpha, sums[FUSED_PCG_BY_N + k]);
 }
 /* The product's raw <y,w> and <y,z> hold B y and B r before the projection:
    with z = B r - sum_k e_k n_k and w = B y - sum_k c_k n_k (orthonormal n_k),
    <y,w> = <y,By> - sum_k c_k <y,n_k> and <y,z> = <y,Br> - sum_k e_k <y,n_k>.
    From global sums, the same operations on the host and the device. */
-static inline FUSED_HOST_DEVICE void FusedPCGNullSpaceFold(const double *sums, int m, double *yw, double *yz)
+static inline FUSED_HOST_DEVICE void FusedPCGNullSpaceFold(const double *sums, int run, int m, double *yw, double *yz)
 {
   double w = sums[3], z = sums[4];
   for (int k = 0; k < m; k++) {
-    w = w - FUSED_MUL_RN(sums[FUSED_PCG_BY_N + k], sums[FUSED_PCG_Y_N + k]);
-    z = z - FUSED_MUL_RN(sums[FUSED_PCG_BR_N + k], sums[FUSED_PCG_Y_N + k]);
+    w = w - FUSED_MUL_RN(sums[FUSED_PCG_BY_N + k], sums[FUSED_PCG_BY_N + run + k]);
+    z = z - FUSED_MUL_RN(sums[FUSED_PCG_BY_N + 2 * run + k], sums[FUSED_PCG_BY_N + run + k]);
   }
   *yw = w;
   *yz = z;

@@ -345,11 +345,11 @@ __global__ void PCGUpdateNullKernel(int n, FusedPCGVecs v, double alpha, double 
   if (state) {
     const double rz = sums[RZ], py = sums[PY];
     double       yw, yz;
-    FusedPCGNullSpaceFold(sums, v.ns.m, &yw, &yz);
+    FusedPCGNullSpaceFold(sums, NSMAX, v.ns.m, &yw, &yz);
     alpha = rz / py;
     beta  = PCGBeta(rz, alpha, yw, yz);
 #pragma unroll
-    for (int k = 0; k < M; k++) coef[k] = k < v.ns.m ? FusedPCGNullSpaceCoef(sums, k, alpha) : 0.0;
+    for (int k = 0; k < M; k++) coef[k] = k < v.ns.m ? FusedPCGNullSpaceCoef(sums, NSMAX, k, alpha) : 0.0;
   }
   FUSED_GRID_LOOP(i, n)
   {
@@ -406,7 +406,7 @@ __global__ void PCGProductNullKernel(FusedMatView A, FusedPCGVecs v, double *par
   }
   if (FusedReduce<3 + 2 * M>(acc, partials, sums, ticket, PY, 3 + M, FUSED_PCG_Y_N) && state && threadIdx.x == 0) {
     double s[NSUMS] = {sums[RZ], sums[NORM], sums[PY], 0.0, 0.0};
-    FusedPCGNullSpaceFold(sums, v.ns.m, &s[YW], &s[YZ]);
+    FusedPCGNullSpaceFold(sums, NSMAX, v.ns.m, &s[YW], &s[YZ]);
     PCGLoopTest(v.normtype, state, s, hist, handle);
   }
 }
@@ -460,11 +460,13 @@ __device__ __noinline__ FusedConvergence PCGLoopConvergence(const FusedPCGVecs &
    the spare ones (three of length n), and so do the partial sums, so that
    nothing a slower block still reads is overwritten. */
 /* With one null-space basis vector the single kernel carries its three sums
-   after its five, and they live in sums[] at these places */
+   after its five, 1 apart (the runs of FusedPCGNullSpaceFold()); sums[]
+   keeps them NSMAX apart */
 enum { NS1_BY_N = NSUMS, NS1_Y_N, NS1_BR_N, NS1_SUMS };
+static_assert((int)NS1_BY_N == (int)FUSED_PCG_BY_N && FUSED_PCG_Y_N == FUSED_PCG_BY_N + NSMAX && FUSED_PCG_BR_N == FUSED_PCG_BY_N + 2 * NSMAX, "the runs FusedPCGNullSpaceFold() reads");
 __device__ __forceinline__ int PCGSingleSlot(int k)
 {
-  return k < NSUMS ? k : (k == NS1_BY_N ? FUSED_PCG_BY_N : (k == NS1_Y_N ? FUSED_PCG_Y_N : FUSED_PCG_BR_N));
+  return k < NSUMS ? k : NSUMS + (k - NSUMS) * NSMAX;
 }
 
 template <bool JACOBI, int BLOCK, bool LONG_ROWS, bool NULLSPACE = false>
@@ -487,10 +489,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
     } else FusedSumPartialsByWarp<K>(part + (size_t)(it & 1) * K * G, G, s);
     const double rz = s[RZ], py = s[PY];
     double       yw = s[YW], yz = s[YZ];
-    if constexpr (NULLSPACE) {
-      yw = yw - __dmul_rn(s[NS1_BY_N], s[NS1_Y_N]); /* FusedPCGNullSpaceFold() for one vector */
-      yz = yz - __dmul_rn(s[NS1_BR_N], s[NS1_Y_N]);
-    }
+    if constexpr (NULLSPACE) FusedPCGNullSpaceFold(s, 1, 1, &yw, &yz);
     if (it > first || conv.judge_first) {
       double       rnorm;
       const double t[NSUMS] = {rz, s[NORM], py, yw, yz};
@@ -516,7 +515,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
       }
     }
     const double                     alpha = rz / py, beta = PCGBeta(rz, alpha, yw, yz);
-    const double                     coef  = NULLSPACE ? s[NS1_BR_N] - __dmul_rn(alpha, s[NS1_BY_N]) : 0.0; /* FusedPCGNullSpaceCoef() */
+    const double                     coef  = NULLSPACE ? FusedPCGNullSpaceCoef(s, 1, 0, alpha) : 0.0;
     const PCGNext<JACOBI, NULLSPACE> next  = {r_last, y_last, p_last, v.d, alpha, beta, v.ns.cnst, coef, v.ns.vecs};
     double                           acc[K] = {};
     if constexpr (LONG_ROWS) { /* the long rows' rest first: the product below reads it */

@@ -46,12 +46,17 @@ PETSC_INTERN PetscErrorCode KSPFusedSetUp(KSP ksp, KSPFused *fused)
   PetscFunctionReturn(0);
 }
 
+PETSC_INTERN PetscInt KSPFusedNullSpaceBasisSize(MatNullSpace nullsp)
+{
+  return (nullsp->has_cnst ? 1 : 0) + nullsp->n;
+}
+
 /* Whether the method's fused steps can remove this null space themselves:
    with the fused PC, a basis of at most FUSED_NULLSPACE_MAX vectors (the
    constant counted) and no user removal function */
 static PetscBool KSPFusedNullSpaceFusable(KSPFused *fused, MatNullSpace nullsp, PetscBool fused_pc)
 {
-  return (PetscBool)(fused->device_nullspace && fused_pc && !nullsp->remove && (nullsp->has_cnst ? 1 : 0) + nullsp->n <= FUSED_NULLSPACE_MAX);
+  return (PetscBool)(fused->device_nullspace && fused_pc && !nullsp->remove && KSPFusedNullSpaceBasisSize(nullsp) <= FUSED_NULLSPACE_MAX);
 }
 
 /* Decides, before each solve, where the PC runs: the PC type, the operator's

@@ -366,13 +366,11 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
     }
   }
   {
-    PetscInt  n, nvecs = 0;
-    PetscBool has_cnst = PETSC_FALSE;
+    PetscInt n;
 
     PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
     /* the single kernel removes a null space of one vector (the constants, say), not more */
-    if (fused->nullsp) PetscCall(MatNullSpaceGetVecs(fused->nullsp, &has_cnst, &nvecs, NULL));
-    fused->single_kernel = (PetscBool)(n <= fused->single_kernel_rows && (has_cnst ? 1 : 0) + nvecs <= 1);
+    fused->single_kernel = (PetscBool)(n <= fused->single_kernel_rows && (!fused->nullsp || KSPFusedNullSpaceBasisSize(fused->nullsp) <= 1));
   }
   if (fused->single_kernel) fused->loop_why = "on the device, in one cooperative kernel with grid barriers (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
   else if (fused->nullsp) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel removes a null space of one vector only); the host looks only where the test stops it";

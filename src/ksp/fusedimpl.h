@@ -104,6 +104,8 @@ PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP, KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDASetUp(KSP, KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP, KSPFused *, PetscInt nvecs, PetscInt maxsums, const char *what);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *);
+/* a null space's basis vectors, the constant counted */
+PETSC_INTERN PetscInt KSPFusedNullSpaceBasisSize(MatNullSpace);
 /* the null space's stored vectors to workspace vectors first, first + 1, ...
    (once per null space and workspace), and fused->ns set from them */
 PETSC_INTERN PetscErrorCode KSPFusedCUDANullSpaceToDevice(KSP, KSPFused *, PetscInt first);

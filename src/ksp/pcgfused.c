@@ -75,7 +75,7 @@ static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
     py = sums[PCG_PY];
     yw = sums[PCG_YW];
     yz = sums[PCG_YZ];
-    if (cg->fused.nullsp) FusedPCGNullSpaceFold(sums, cg->fused.ns.m, &yw, &yz);
+    if (cg->fused.nullsp) FusedPCGNullSpaceFold(sums, FUSED_NULLSPACE_MAX, cg->fused.ns.m, &yw, &yz);
     KSPCheckDot(ksp, rz);
     KSPCheckDot(ksp, py);
     KSPCheckDot(ksp, yw);

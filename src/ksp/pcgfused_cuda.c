@@ -73,7 +73,7 @@ static PetscErrorCode PCGFusedUpdate_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar
   /* partial[] still holds the last synchronization point's global sums: the
      null space's coefficients for the new r come from them; this step's own
      sums are delivered by the product step */
-  for (int k = 0; k < v.ns.m; k++) v.ns.coef[k] = FusedPCGNullSpaceCoef(partial, k, alpha);
+  for (int k = 0; k < v.ns.m; k++) v.ns.coef[k] = FusedPCGNullSpaceCoef(partial, FUSED_NULLSPACE_MAX, k, alpha);
   PetscCallFusedCUDA(FusedPCGUpdate(cg->fused.work.cuda, &v, alpha, beta));
   PetscCall(PetscLogFlops(10.0 * cg->fused.work.n));
   PetscFunctionReturn(0);
