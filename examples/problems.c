@@ -86,8 +86,13 @@ static PetscErrorCode ProblemCreateVecLap3D(MPI_Comm comm, PetscInt n, Mat *A)
 {
   const PetscScalar K[3][3] = {{1.0, 0.5, 0.25}, {0.5, 1.0, 0.5}, {0.25, 0.5, 1.0}};
   PetscInt          nodes = n * n * n, local = PETSC_DECIDE, rstart, rend, row;
+  PetscReal         skew  = 0.0;
 
   PetscFunctionBegin;
+  /* -problem_block_skew s adds s (d - c) to the coupling of component c to
+     d: nonsymmetric point blocks (B != B^T), which a fused point-block
+     Jacobi must apply the right way round */
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-problem_block_skew", &skew, NULL));
   PetscCall(PetscSplitOwnership(comm, &local, &nodes)); /* whole points on each rank */
   PetscCall(MatCreate(comm, A));
   PetscCall(MatSetSizes(*A, 3 * local, 3 * local, 3 * nodes, 3 * nodes));
@@ -104,7 +109,7 @@ static PetscErrorCode ProblemCreateVecLap3D(MPI_Comm comm, PetscInt n, Mat *A)
     if (k > 0) { cols[nc] = row - 3 * n * n; vals[nc++] = -1.0; }
     if (j > 0) { cols[nc] = row - 3 * n; vals[nc++] = -1.0; }
     if (i > 0) { cols[nc] = row - 3; vals[nc++] = -1.0; }
-    for (PetscInt d = 0; d < 3; d++) { cols[nc] = 3 * node + d; vals[nc++] = K[c][d] + (d == c ? 6.0 : 0.0); }
+    for (PetscInt d = 0; d < 3; d++) { cols[nc] = 3 * node + d; vals[nc++] = K[c][d] + (d == c ? 6.0 : 0.0) + skew * (PetscReal)(d - c); }
     if (i < n - 1) { cols[nc] = row + 3; vals[nc++] = -1.0; }
     if (j < n - 1) { cols[nc] = row + 3 * n; vals[nc++] = -1.0; }
     if (k < n - 1) { cols[nc] = row + 3 * n * n; vals[nc++] = -1.0; }

@@ -234,6 +234,34 @@ extern "C" int FusedCUDACopy(FusedCUDA ctx, double *dst, const double *src, int 
   return FUSED_CUDA_OK;
 }
 
+__global__ static void StrideUnitKernel(double *dst, int n, int stride, int k)
+{
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] = i % stride == k ? 1.0 : 0.0;
+}
+
+__global__ static void StrideScatterKernel(double *dst, const double *src, int n, int stride, int k)
+{
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[(size_t)i * stride + k] = src[i];
+}
+
+extern "C" int FusedCUDAStrideUnit(FusedCUDA ctx, double *dst, int n, int stride, int k)
+{
+  if (n <= 0) return FUSED_CUDA_OK;
+  if (stride < 1 || k < 0 || k >= stride) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "place %d of a stride of %d", k, stride);
+  StrideUnitKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(dst, n, stride, k);
+  FUSED_CUDA_CHECK_LAUNCH("StrideUnitKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDAStrideScatter(FusedCUDA ctx, double *dst, const double *src, int n, int stride, int k)
+{
+  if (n <= 0) return FUSED_CUDA_OK;
+  if (stride < 1 || k < 0 || k >= stride) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "place %d of a stride of %d", k, stride);
+  StrideScatterKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(dst, src, n, stride, k);
+  FUSED_CUDA_CHECK_LAUNCH("StrideScatterKernel");
+  return FUSED_CUDA_OK;
+}
+
 static int EnsureJoinEvent(FusedCUDA ctx)
 {
   if (!ctx->joined) FUSED_CUDA_CHECK(cudaEventCreateWithFlags(&ctx->joined, cudaEventDisableTiming));

@@ -68,6 +68,10 @@ double *FusedCUDAVec(FusedCUDA ctx, int i); /* device pointer of work vector i *
 int     FusedCUDAUpload(FusedCUDA ctx, double *dst, const double *host, int n);
 int     FusedCUDADownload(FusedCUDA ctx, double *host, const double *src, int n);
 int     FusedCUDAZero(FusedCUDA ctx, double *dst, int n);
+/* Strided vectors on the solver's stream: dst[i] = 1 where i % stride ==
+   k, else 0 (i < n); and dst[i * stride + k] = src[i] (i < n) */
+int     FusedCUDAStrideUnit(FusedCUDA ctx, double *dst, int n, int stride, int k);
+int     FusedCUDAStrideScatter(FusedCUDA ctx, double *dst, const double *src, int n, int stride, int k);
 /* n values from device memory src (the solver's, or another library's on the
    same device) to dst, queued on the solver's stream: no host wait */
 int     FusedCUDACopy(FusedCUDA ctx, double *dst, const double *src, int n);
@@ -202,9 +206,15 @@ static inline FUSED_HOST_DEVICE void FusedPCGNullSpaceFold(const double *sums, i
   *yw = w;
   *yz = z;
 }
+/* Fused point-block Jacobi: the inverse diagonal blocks of bs rows, stored
+   row by row (dblock[i * bs + k]: row i's entry in column k of its block;
+   blocks start at local row 0). Up to FUSED_PBJACOBI_MAX_BS rows a block. */
+#define FUSED_PBJACOBI_MAX_BS 16
 typedef struct {
   double       *x, *b, *r, *p, *y;
-  const double *d; /* inverse diagonal, NULL without a PC */
+  const double *d;      /* inverse diagonal, NULL without a PC */
+  const double *dblock; /* or point-block Jacobi's inverse blocks of bs rows, else NULL */
+  int           bs;
   /* A preconditioner applied between the kernels (PCApply() on the device):
      z = B r and w = B y are stored, and NULL where the PC is fused or none */
   double       *z, *w;

@@ -208,6 +208,40 @@ __device__ __noinline__ bool PCGJudgeFirst(int normtype, FusedLoopState *state, 
   return stop;
 }
 
+/* Where an update kernel of the device loop begins: nothing to do where a
+   kernel before it stopped (true); else alpha and beta from the last sums,
+   as the host computes them, after the test of an untested first iteration */
+__device__ __forceinline__ bool PCGLoopUpdateBegins(const FusedPCGVecs &v, FusedLoopState *state, const double *sums, double *hist, double *alpha, double *beta)
+{
+  if (FusedLoopKernelStopped(state)) return true;
+  if (state) {
+    const double rz = sums[RZ], py = sums[PY];
+    if (state->conv.judge_first && state->it == 0 && PCGJudgeFirst(v.normtype, state, sums, hist)) return true;
+    *alpha = rz / py;
+    *beta  = PCGBeta(rz, *alpha, sums[YW], sums[YZ]);
+  }
+  return false;
+}
+
+/* Where a product kernel of the device loop finds the update before it
+   stopped at the first iteration: the loop ends here */
+__device__ __forceinline__ bool PCGLoopProductStopped(FusedLoopState *state, cudaGraphConditionalHandle handle)
+{
+  if (!FusedLoopKernelStopped(state)) return false;
+  if (blockIdx.x == 0 && threadIdx.x == 0) cudaGraphSetConditional(handle, 0);
+  return true;
+}
+
+/* The product's PY, YW and YZ; in the device loop the last block also tests
+   the iteration they complete */
+__device__ __forceinline__ void PCGProductReduce(double (&acc)[3], int normtype, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+{
+  if (FusedReduce<3>(acc, partials, sums, ticket, PY) && state && threadIdx.x == 0) {
+    const double s[NSUMS] = {sums[RZ], sums[NORM], acc[0], acc[1], acc[2]};
+    PCGLoopTest(normtype, state, s, hist, handle);
+  }
+}
+
 /* x += alpha p, r -= alpha y, p = B r + beta p; RZ and NORM. In the device
    loop alpha and beta come from the last sums, as the host computes them;
    the first kernel of a loop whose first iteration is untested tests it
@@ -219,13 +253,7 @@ __device__ __noinline__ bool PCGJudgeFirst(int normtype, FusedLoopState *state, 
 __global__ void __launch_bounds__(FUSED_BLOCK, 6) PCGUpdateKernel(int n, FusedPCGVecs v, double alpha, double beta, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist)
 {
   double acc[2] = {0.0, 0.0};
-  if (FusedLoopKernelStopped(state)) return;
-  if (state) {
-    const double rz = sums[RZ], py = sums[PY];
-    if (state->conv.judge_first && state->it == 0 && PCGJudgeFirst(v.normtype, state, sums, hist)) return;
-    alpha = rz / py;
-    beta  = PCGBeta(rz, alpha, sums[YW], sums[YZ]);
-  }
+  if (PCGLoopUpdateBegins(v, state, sums, hist, &alpha, &beta)) return;
   FUSED_GRID_LOOP(i, n) PCGUpdateRow(v, i, alpha, beta, acc);
   FusedReduce<2>(acc, partials, sums, ticket, RZ);
 }
@@ -235,16 +263,9 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 6) PCGUpdateKernel(int n, FusedPC
 __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
   double acc[3] = {0.0, 0.0, 0.0};
-  if (FusedLoopKernelStopped(state)) {
-    /* the update stopped at the first iteration: the loop ends here */
-    if (blockIdx.x == 0 && threadIdx.x == 0) cudaGraphSetConditional(handle, 0);
-    return;
-  }
+  if (PCGLoopProductStopped(state, handle)) return;
   FUSED_GRID_LOOP(i, A.n) PCGProductRow(A, v, i, acc);
-  if (FusedReduce<3>(acc, partials, sums, ticket, PY) && state && threadIdx.x == 0) {
-    const double s[NSUMS] = {sums[RZ], sums[NORM], acc[0], acc[1], acc[2]};
-    PCGLoopTest(v.normtype, state, s, hist, handle);
-  }
+  PCGProductReduce(acc, v.normtype, partials, sums, ticket, state, hist, handle);
 }
 
 /* The rows that read ghost values, after PCGProductKernel ran on the local
@@ -270,6 +291,131 @@ __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, Fus
     sums[YZ] += acc[2];
     FusedPostSums(post, seq, sums, NSUMS);
   }
+}
+
+/* ---- point-block Jacobi (v.dblock, v.bs) --------------------------------
+   z = B r couples the rows of a block, so a thread block takes whole
+   blocks: tiles of bs (FUSED_BLOCK / bs) consecutive rows (255 of 256
+   threads for bs 3), whose values the block's threads share through shared
+   memory. The rows stay one per thread, consecutive, as in the other
+   kernels. Kernels of their own, so that the others keep their registers. */
+
+__device__ __forceinline__ int PCGTileRows(int bs)
+{
+  return (FUSED_BLOCK / bs) * bs;
+}
+
+/* (B s)_i for the thread's row i, s its tile's values and t0 the tile
+   index of its block's first row */
+__device__ __forceinline__ double PCGBlockRow(const FusedPCGVecs &v, int i, const double *s, int t0)
+{
+  const double *row = v.dblock + (size_t)i * v.bs;
+  double        z   = 0.0;
+  for (int k = 0; k < v.bs; k++) z = __fma_rn(row[k], s[t0 + k], z);
+  return z;
+}
+
+/* (B^T s)_i: column c = i's place in its block, so that <y, B r> = <B^T y, r>
+   needs the tile of y alone */
+__device__ __forceinline__ double PCGBlockColumn(const FusedPCGVecs &v, int i, const double *s, int t0, int c)
+{
+  const double *first = v.dblock + (size_t)(i - c) * v.bs; /* the block's first row */
+  double        z     = 0.0;
+  for (int k = 0; k < v.bs; k++) z = __fma_rn(first[(size_t)k * v.bs + c], s[t0 + k], z);
+  return z;
+}
+
+/* The tile loop: every thread of the block runs each turn (the barriers),
+   those past the tile's rows or the vector's end idle through it */
+#define PCG_TILE_LOOP(base, n, bs) for (int base = blockIdx.x * PCGTileRows(bs); base < (n); base += gridDim.x * PCGTileRows(bs))
+
+/* PCGStartKernel with point-block Jacobi */
+__global__ void __launch_bounds__(FUSED_BLOCK) PCGStartBlockKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
+{
+  __shared__ double rs[FUSED_BLOCK];
+  double            acc[2] = {0.0, 0.0};
+  const int         t = threadIdx.x, t0 = t - t % v.bs;
+  PCG_TILE_LOOP(base, A.n, v.bs)
+  {
+    const int  i      = base + t;
+    const bool active = t < PCGTileRows(v.bs) && i < A.n;
+    double     r      = 0.0;
+    if (active) {
+      r      = guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i);
+      v.r[i] = r;
+    }
+    rs[t] = r;
+    __syncthreads();
+    if (active) {
+      const double z = PCGBlockRow(v, i, rs, t0);
+      v.p[i]         = z;
+      acc[0] += r * z;
+      acc[1] += PCGNormTerm(v.normtype, r, z);
+    }
+    __syncthreads(); /* rs is rewritten next turn */
+  }
+  FusedReduce<2>(acc, partials, sums, ticket, RZ);
+}
+
+/* PCGUpdateKernel with point-block Jacobi */
+__global__ void __launch_bounds__(FUSED_BLOCK) PCGUpdateBlockKernel(int n, FusedPCGVecs v, double alpha, double beta, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist)
+{
+  __shared__ double rs[FUSED_BLOCK];
+  double            acc[2] = {0.0, 0.0};
+  const int         t = threadIdx.x, t0 = t - t % v.bs;
+  if (PCGLoopUpdateBegins(v, state, sums, hist, &alpha, &beta)) return; /* the same verdict in every thread */
+  PCG_TILE_LOOP(base, n, v.bs)
+  {
+    const int  i      = base + t;
+    const bool active = t < PCGTileRows(v.bs) && i < n;
+    double     r = 0.0, p = 0.0;
+    if (active) {
+      p      = v.p[i];
+      r      = __fma_rn(-alpha, v.y[i], v.r[i]);
+      v.x[i] = __fma_rn(alpha, p, v.x[i]);
+      v.r[i] = r;
+    }
+    rs[t] = r;
+    __syncthreads();
+    if (active) {
+      const double z = PCGBlockRow(v, i, rs, t0);
+      v.p[i]         = __fma_rn(beta, p, z);
+      acc[RZ] += r * z;
+      acc[NORM] += PCGNormTerm(v.normtype, r, z);
+    }
+    __syncthreads();
+  }
+  FusedReduce<2>(acc, partials, sums, ticket, RZ);
+}
+
+/* PCGProductKernel with point-block Jacobi: <y, B y> from the tile of y,
+   and <y, B r> as <B^T y, r> */
+__global__ void __launch_bounds__(FUSED_BLOCK) PCGProductBlockKernel(FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+{
+  __shared__ double ys[FUSED_BLOCK];
+  double            acc[3] = {0.0, 0.0, 0.0};
+  const int         t = threadIdx.x, t0 = t - t % v.bs;
+  if (PCGLoopProductStopped(state, handle)) return;
+  PCG_TILE_LOOP(base, A.n, v.bs)
+  {
+    const int  i      = base + t;
+    const bool active = t < PCGTileRows(v.bs) && i < A.n;
+    double     p = 0.0, y = 0.0;
+    if (active) {
+      p      = v.p[i];
+      y      = FusedRowProduct(A, v.p, i);
+      v.y[i] = y;
+    }
+    ys[t] = y;
+    __syncthreads();
+    if (active) {
+      acc[0] += p * y;
+      acc[1] += y * PCGBlockRow(v, i, ys, t0);
+      acc[2] += v.r[i] * PCGBlockColumn(v, i, ys, t0, t - t0);
+    }
+    __syncthreads();
+  }
+  PCGProductReduce(acc, v.normtype, partials, sums, ticket, state, hist, handle);
 }
 
 /* ---- with a null space (FusedNullSpace) --------------------------------
@@ -554,6 +700,13 @@ static const void *PCGSingleKernelFor(int block, bool jacobi)
   return jacobi ? (const void *)PCGSingleKernel<true, FUSED_WIDE_BLOCK, LONG_ROWS, NULLSPACE> : (const void *)PCGSingleKernel<false, FUSED_WIDE_BLOCK, LONG_ROWS, NULLSPACE>;
 }
 
+/* point-block Jacobi's blocks must tile the rows, and a tile hold one */
+static int PCGCheckBlocks(FusedCUDA ctx, const FusedPCGVecs *v)
+{
+  if (v->bs < 1 || v->bs > FUSED_PBJACOBI_MAX_BS || ctx->n % v->bs) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "point-block Jacobi with blocks of %d rows on %d rows (at most %d a block, a whole number of blocks)", v->bs, ctx->n, FUSED_PBJACOBI_MAX_BS);
+  return FUSED_CUDA_OK;
+}
+
 extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero)
 {
   if (!guess_zero)
@@ -561,6 +714,12 @@ extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v
   if (v->ns.m) {
     PCG_NULL_KERNEL(PCGStartNullKernel, *v)<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
     FUSED_CUDA_CHECK_LAUNCH("PCGStartNullKernel");
+    return FUSED_CUDA_OK;
+  }
+  if (v->dblock) {
+    if (int err = PCGCheckBlocks(ctx, v)) return err;
+    PCGStartBlockKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
+    FUSED_CUDA_CHECK_LAUNCH("PCGStartBlockKernel");
     return FUSED_CUDA_OK;
   }
   PCGStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
@@ -601,6 +760,11 @@ extern "C" int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha
     FUSED_CUDA_CHECK_LAUNCH("PCGUpdateNullKernel");
     return FUSED_CUDA_OK;
   }
+  if (v->dblock) {
+    PCGUpdateBlockKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, beta, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL);
+    FUSED_CUDA_CHECK_LAUNCH("PCGUpdateBlockKernel");
+    return FUSED_CUDA_OK;
+  }
   PCGUpdateKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, beta, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL);
   FUSED_CUDA_CHECK_LAUNCH("PCGUpdateKernel");
   return FUSED_CUDA_OK;
@@ -610,6 +774,7 @@ extern "C" int FusedPCGProduct(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs 
 {
   if (int err = FusedLongRowsBefore(A, v->p, ctx->stream)) return err;
   if (v->ns.m) PCG_NULL_KERNEL(PCGProductNullKernel, *v)<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  else if (v->dblock) PCGProductBlockKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   else PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   FUSED_CUDA_CHECK_LAUNCH("PCGProductKernel");
   return FUSED_CUDA_OK;
@@ -619,6 +784,8 @@ extern "C" int FusedPCGProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPCG
 {
   FusedMatView local = A->view;
   local.growptr      = NULL; /* the ghost entries wait for the halo: FusedPCGProductGhosts() */
+  /* the ghost rows' share of <y, B y> would couple a block's rows: point-block Jacobi takes the whole product after the halo */
+  if (v->dblock) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the split product has no point-block Jacobi: use FusedPCGProduct() once the ghosts are in");
   if (int err = FusedLongRowsLaunch(local, v->p, ctx->stream)) return err;
   if (v->ns.m) PCG_NULL_KERNEL(PCGProductNullKernel, *v)<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(local, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   else PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(local, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
@@ -661,13 +828,16 @@ static int PCGBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHa
 {
   const PCGLoopArgs *args = (const PCGLoopArgs *)args_;
   int                gu, gp;
+  const bool         block = args->v.dblock != NULL;
+  auto               update = block ? PCGUpdateBlockKernel : PCGUpdateKernel;
+  auto               product = block ? PCGProductBlockKernel : PCGProductKernel;
   if (args->v.ns.m) return args->v.ns.m == 1 ? PCGBuildNullLoop<1>(ctx, args, handle) : PCGBuildNullLoop<NSMAX>(ctx, args, handle);
-  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PCGUpdateKernel, 0, &gu)) return err;
-  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PCGProductKernel, 0, &gp)) return err;
-  if (int err = FusedLaunchLoopKernel(ctx, PCGUpdateKernel, gu, 0, ctx->n, args->v, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist)) return err;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)update, 0, &gu)) return err;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)product, 0, &gp)) return err;
+  if (int err = FusedLaunchLoopKernel(ctx, update, gu, 0, ctx->n, args->v, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist)) return err;
   if (args->A.lrows.nchunks)
     if (int err = FusedLaunchLoopKernel(ctx, FusedLongRowsKernel<FusedStored>, FusedLongRowsGrid(args->A.lrows), 0, args->A.lrows, args->A.rowptr, args->A.col, args->A.val, FusedStored{args->v.p}, (const FusedLoopState *)ctx->state)) return err;
-  return FusedLaunchLoopKernel(ctx, PCGProductKernel, gp, 0, args->A, args->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
+  return FusedLaunchLoopKernel(ctx, product, gp, 0, args->A, args->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
 }
 
 extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its)
@@ -675,6 +845,7 @@ extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v,
   PCGLoopArgs args;
   if (single_kernel) {
     if (v->ns.m > 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop removes a null space of one vector, not %d", v->ns.m);
+    if (v->dblock) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no point-block Jacobi (its product forms the next p of the rows it reads, which would need their blocks)");
     FusedMatView view = A->view;
     FusedPCGVecs vecs = *v;
     double      *part = NULL, *spare = NULL;

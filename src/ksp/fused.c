@@ -65,7 +65,8 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
 {
   Mat          Amat, Pmat;
   MatNullSpace nullsp = NULL;
-  PetscBool    isnone, isjacobi;
+  PetscBool    isnone, isjacobi, ispbjacobi;
+  PetscInt     bs = 1, nlocal;
 
   PetscFunctionBegin;
   /* PETSc 3.18 accepts these silently; a negative tolerance would make every test meaningless */
@@ -78,6 +79,13 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
   PetscCall(MatGetNullSpace(Amat, &nullsp));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &isnone));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &isjacobi));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &ispbjacobi));
+  if (ispbjacobi) {
+    PetscCall(MatGetBlockSize(Pmat, &bs));
+    PetscCall(MatGetLocalSize(Pmat, &nlocal, NULL));
+    /* blocks of one row are Jacobi: the diagonal below is the PC's own */
+    if (bs == 1) isjacobi = PETSC_TRUE;
+  }
   fused->nsync  = 0;
   fused->nullsp = NULL;
   fused->ns.m   = 0;
@@ -114,6 +122,15 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
       fused->dinv_pmat_id    = id;
       fused->dinv_pmat_state = state;
     }
+  } else if (ispbjacobi && fused->device_pbjacobi && bs <= FUSED_PBJACOBI_MAX_BS && nlocal % bs == 0) {
+    fused->pcplace   = KSP_FUSED_PC_PBJACOBI;
+    fused->dblock_bs = bs;
+    PetscCall(PetscSNPrintf(fused->pcplace_text, sizeof(fused->pcplace_text), "point-block Jacobi (blocks of %" PetscInt_FMT " rows), fused into the vector updates", bs));
+    fused->pcplace_why = fused->pcplace_text;
+  } else if (ispbjacobi && fused->device_pbjacobi) {
+    fused->pcplace = KSP_FUSED_PC_HOST;
+    PetscCall(PetscSNPrintf(fused->pcplace_text, sizeof(fused->pcplace_text), "on the host through PCApply(): point-block Jacobi is fused for blocks of at most %d rows that tile each rank's rows, these have %" PetscInt_FMT, FUSED_PBJACOBI_MAX_BS, bs));
+    fused->pcplace_why = fused->pcplace_text;
   } else {
     fused->pcplace     = KSP_FUSED_PC_HOST;
     fused->pcplace_why = "on the host through PCApply(): this PC type has no fused implementation";
@@ -124,7 +141,48 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
   fused->pc_applies  = 0;
   fused->pc_copies   = 0.0;
   PetscCall(KSPFusedChooseBackend(ksp, fused));
+  /* the CUDA backend forms the inverse blocks on the device where it can (KSPFusedCUDABlockDiagonalToDevice()) */
+  if (fused->pcplace == KSP_FUSED_PC_PBJACOBI && fused->backend == KSP_FUSED_BACKEND_REFERENCE) PetscCall(KSPFusedBlockDiagonal(ksp, fused));
   PetscFunctionReturn(0);
+}
+
+/* The PC's action on the vector with ones at place k of every block is
+   column k of every inverse block: so the blocks are those the PC applies,
+   whatever its layout or options. */
+PETSC_INTERN PetscErrorCode KSPFusedBlockDiagonal(KSP ksp, KSPFused *fused)
+{
+  const PetscInt     bs = fused->dblock_bs;
+  Mat                Pmat;
+  PetscObjectId      id;
+  PetscObjectState   state;
+  Vec                unit, column;
+  PetscInt           n;
+  PetscScalar       *u;
+  const PetscScalar *c;
+
+  PetscFunctionBegin;
+  PetscCall(PCGetOperators(ksp->pc, NULL, &Pmat));
+  PetscCall(PetscObjectGetId((PetscObject)Pmat, &id));
+  PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
+  if (fused->dblock && id == fused->dblock_pmat_id && state == fused->dblock_pmat_state) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatCreateVecs(Pmat, &unit, &column));
+  PetscCall(VecGetLocalSize(unit, &n));
+  PetscCall(PetscFree(fused->dblock));
+  PetscCall(PetscMalloc1(n * bs, &fused->dblock));
+  for (PetscInt k = 0; k < bs; k++) {
+    PetscCall(VecGetArrayWrite(unit, &u));
+    for (PetscInt i = 0; i < n; i++) u[i] = i % bs == k ? 1.0 : 0.0; /* each rank's rows start a block */
+    PetscCall(VecRestoreArrayWrite(unit, &u));
+    PetscCall(PCApply(ksp->pc, unit, column));
+    PetscCall(VecGetArrayRead(column, &c));
+    for (PetscInt i = 0; i < n; i++) fused->dblock[i * bs + k] = c[i];
+    PetscCall(VecRestoreArrayRead(column, &c));
+  }
+  PetscCall(VecDestroy(&unit));
+  PetscCall(VecDestroy(&column));
+  fused->dblock_pmat_id    = id;
+  fused->dblock_pmat_state = state;
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
@@ -184,6 +242,9 @@ PETSC_INTERN PetscErrorCode KSPFusedReset(KSPFused *fused)
   PetscCall(VecDestroy(&fused->dinv));
   fused->dinv_pmat_id    = 0;
   fused->dinv_pmat_state = 0;
+  PetscCall(PetscFree(fused->dblock));
+  fused->dblock_pmat_id    = 0;
+  fused->dblock_pmat_state = 0;
   PetscCall(KSPFusedCUDAReset(fused));
   PetscFunctionReturn(0);
 }
@@ -226,7 +287,8 @@ PETSC_INTERN PetscErrorCode KSPFusedApplyPC_Reference(KSP ksp, KSPFused *fused, 
   case KSP_FUSED_PC_JACOBI:
     PetscCall(VecPointwiseMult(out, fused->dinv, in));
     break;
-  case KSP_FUSED_PC_DEVICE: /* the reference backend's vectors are the host's: PCApply() as on the host */
+  case KSP_FUSED_PC_PBJACOBI: /* the PC's own application: the same blocks */
+  case KSP_FUSED_PC_DEVICE:   /* the reference backend's vectors are the host's: PCApply() as on the host */
   case KSP_FUSED_PC_HOST:
     PetscCall(KSP_PCApply(ksp, in, out));
     break;
@@ -254,6 +316,7 @@ PETSC_INTERN PetscErrorCode KSPFusedApplyOp_Reference(KSP ksp, KSPFused *fused, 
       PetscCall(VecPointwiseMult(out, fused->dinv, out));
     }
     break;
+  case KSP_FUSED_PC_PBJACOBI:
   case KSP_FUSED_PC_DEVICE:
   case KSP_FUSED_PC_HOST:
     PetscCall(KSP_PCApplyBAorAB(ksp, in, out, tmp));

@@ -249,8 +249,10 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
   PetscCall(FusedDevicePick((PetscObject)ksp, &fused->device));
   PetscCall(FusedDeviceWorkEnsure(&fused->work, fused->device, n, nvecs, maxsums, what, &created));
   if (created) {
-    fused->dinv_uploaded = -1;
-    fused->ns_uploaded   = 0;
+    fused->dinv_uploaded       = -1;
+    fused->ns_uploaded         = 0;
+    fused->dblock_device_id    = 0;
+    fused->dblock_device_state = 0;
     PetscCall(FusedDestroyWraps(fused)); /* over the vectors that went */
   }
   PetscCall(FusedBuildDeviceOperator(ksp, fused));
@@ -287,6 +289,36 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDANullSpaceToDevice(KSP ksp, KSPFused *fus
   fused->ns.cnst     = has_cnst ? 1.0 / PetscSqrtReal((PetscReal)N) : 0.0;
   fused->ns.vecs     = nvecs ? FusedCUDAVec(fused->work.cuda, (int)first) : NULL;
   fused->ns.ld       = (int)fused->work.n; /* workspace vector i + 1 follows i */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedCUDABlockDiagonalToDevice(KSP ksp, KSPFused *fused, PetscInt first, double *in, double *out)
+{
+  const PetscInt   bs = fused->dblock_bs;
+  Mat              Pmat;
+  PetscObjectId    id;
+  PetscObjectState state;
+  double          *dblock = FusedCUDAVec(fused->work.cuda, (int)first);
+  const int        n      = (int)fused->work.n;
+
+  PetscFunctionBegin;
+  PetscCall(PCGetOperators(ksp->pc, NULL, &Pmat));
+  PetscCall(PetscObjectGetId((PetscObject)Pmat, &id));
+  PetscCall(PetscObjectStateGet((PetscObject)Pmat, &state));
+  if (id == fused->dblock_device_id && state == fused->dblock_device_state) PetscFunctionReturn(PETSC_SUCCESS);
+  if (FusedDevicePETScHasCUDA()) {
+    /* the PC on the device, column k of the blocks from the unit vector of place k (KSPFusedBlockDiagonal()) */
+    for (PetscInt k = 0; k < bs; k++) {
+      PetscCallFusedCUDA(FusedCUDAStrideUnit(fused->work.cuda, in, n, (int)bs, (int)k));
+      PetscCall(KSPFusedCUDAApplyPC(ksp, fused, in, out));
+      PetscCallFusedCUDA(FusedCUDAStrideScatter(fused->work.cuda, dblock, out, n, (int)bs, (int)k));
+    }
+  } else {
+    PetscCall(KSPFusedBlockDiagonal(ksp, fused));
+    PetscCallFusedCUDA(FusedCUDAUpload(fused->work.cuda, dblock, fused->dblock, (int)(n * bs)));
+  }
+  fused->dblock_device_id    = id;
+  fused->dblock_device_state = state;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -370,9 +402,10 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
 
     PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
     /* the single kernel removes a null space of one vector (the constants, say), not more */
-    fused->single_kernel = (PetscBool)(n <= fused->single_kernel_rows && (!fused->nullsp || KSPFusedNullSpaceBasisSize(fused->nullsp) <= 1));
+    fused->single_kernel = (PetscBool)(n <= fused->single_kernel_rows && (!fused->nullsp || KSPFusedNullSpaceBasisSize(fused->nullsp) <= 1) && fused->pcplace != KSP_FUSED_PC_PBJACOBI);
   }
   if (fused->single_kernel) fused->loop_why = "on the device, in one cooperative kernel with grid barriers (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
+  else if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel has no point-block Jacobi); the host looks only where the test stops it";
   else if (fused->nullsp) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel removes a null space of one vector only); the host looks only where the test stops it";
   else fused->loop_why = "on the device, from a CUDA graph of one kernel per step (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
   *allowed        = PETSC_TRUE;

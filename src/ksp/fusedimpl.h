@@ -13,14 +13,15 @@
   #error "petsc-fused needs a PETSc built with real scalars"
 #endif
 
-/* Where the preconditioner is applied. NONE and JACOBI are fused into the
-   vector updates; DEVICE calls PCApply() at its place in the algorithm on
+/* Where the preconditioner is applied. NONE, JACOBI and PBJACOBI (point-block
+   Jacobi, in the methods that fuse it) are fused into the vector updates; DEVICE calls PCApply() at its place in the algorithm on
    CUDA vectors over the solver's device vectors (a CUDA PETSc), the rest of
    the iteration staying fused on the device; HOST calls PCApply() in a
    solve that runs on the host (the reference backend). */
 typedef enum {
   KSP_FUSED_PC_NONE,
   KSP_FUSED_PC_JACOBI,
+  KSP_FUSED_PC_PBJACOBI,
   KSP_FUSED_PC_DEVICE,
   KSP_FUSED_PC_HOST
 } KSPFusedPCPlace;
@@ -48,6 +49,14 @@ typedef struct {
   Vec                dinv;               /* inverse diagonal, when Jacobi is fused */
   PetscObjectId      dinv_pmat_id;       /* the Pmat (id, state) dinv was taken from */
   PetscObjectState   dinv_pmat_state;
+  /* fused point-block Jacobi: its inverse blocks as the PC applies them,
+     row by row (FusedPCGVecs in src/cuda/fusedcuda.h), for the reference
+     backend and for a CUDA backend whose PETSc has no CUDA vectors */
+  PetscBool          device_pbjacobi;    /* the method's steps fuse it (CUDA and reference backends) */
+  PetscInt           dblock_bs;          /* rows a block, where pcplace is PBJACOBI */
+  PetscScalar       *dblock;             /* on the host (NULL until needed) */
+  PetscObjectId      dblock_pmat_id;     /* the Pmat (id, state) dblock was taken from */
+  PetscObjectState   dblock_pmat_state;
   PetscInt           nsync;              /* global reductions in the last solve */
 
   /* the CUDA backend: the device, the solver's work there (vector 0 is the
@@ -59,6 +68,8 @@ typedef struct {
   PetscObjectState    op_state;
   PetscObjectState    op_nzstate;        /* its nonzero pattern's state */
   PetscObjectState    dinv_uploaded;     /* state of dinv when it went to the device */
+  PetscObjectId       dblock_device_id;  /* the Pmat (id, state) the device's inverse blocks were taken from (0: none) */
+  PetscObjectState    dblock_device_state;
   double             *x_device;          /* the iterate on the device during a CUDA solve, else NULL */
   PetscBool           single_kernel;     /* this solve's device loop is one cooperative kernel (else a CUDA graph) */
   const char         *loop_why;          /* where the iterations ran in the last solve */
@@ -78,6 +89,17 @@ typedef struct {
 
 /* Reserved workspace vector: the inverse diagonal of fused Jacobi */
 #define FUSED_VEC_DINV 0
+
+/* (B x)_i for fused point-block Jacobi over local arrays: row i of its
+   block's inverse (dblock, row by row) times the block's entries of x */
+static inline PetscScalar KSPFusedBlockRow(const PetscScalar *dblock, PetscInt bs, const PetscScalar *x, PetscInt i)
+{
+  const PetscScalar *row = dblock + i * bs, *xb = x + (i - i % bs);
+  PetscScalar        s   = 0.0;
+
+  for (PetscInt k = 0; k < bs; k++) s += row[k] * xb[k];
+  return s;
+}
 
 PETSC_INTERN PetscLogEvent KSP_Fused_Allreduce, KSP_Fused_DeviceLoop, KSP_Fused_Convert;
 PETSC_INTERN PetscLogEvent KSP_PCGFused_Update, KSP_PCGFused_Product;
@@ -109,6 +131,12 @@ PETSC_INTERN PetscInt KSPFusedNullSpaceBasisSize(MatNullSpace);
 /* the null space's stored vectors to workspace vectors first, first + 1, ...
    (once per null space and workspace), and fused->ns set from them */
 PETSC_INTERN PetscErrorCode KSPFusedCUDANullSpaceToDevice(KSP, KSPFused *, PetscInt first);
+/* point-block Jacobi's inverse blocks on the host (fused->dblock), remade where the Pmat changed */
+PETSC_INTERN PetscErrorCode KSPFusedBlockDiagonal(KSP, KSPFused *);
+/* the same on the device, at workspace vectors first.. (dblock_bs of them,
+   one after another): in a CUDA PETSc the PC runs on the device over the
+   scratch device vectors in and out; else they come from the host */
+PETSC_INTERN PetscErrorCode KSPFusedCUDABlockDiagonalToDevice(KSP, KSPFused *, PetscInt first, double *in, double *out);
 /* out = B in on the device (KSP_FUSED_PC_DEVICE): PCApply() on CUDA vectors over in and out */
 PETSC_INTERN PetscErrorCode KSPFusedCUDAApplyPC(KSP, KSPFused *, const double *in, double *out);
 /* the hybcuda matrix type (src/mat/hybcuda.c) */

@@ -43,7 +43,8 @@ static PetscErrorCode PCGFusedIterate(KSP ksp, PetscBool device_loop)
   int            reference;
 
   PetscFunctionBegin;
-  if (device_loop && cg->steps->start_loop && !cg->fused.nullsp && KSPFusedCUDAFirstTestOnDevice(ksp, PETSC_TRUE, &reference)) {
+  /* the device forms b's norm for the first test with Jacobi or none, not point-block Jacobi */
+  if (device_loop && cg->steps->start_loop && !cg->fused.nullsp && KSPFusedCUDAFirstTestOnDevice(ksp, (PetscBool)(cg->fused.pcplace != KSP_FUSED_PC_PBJACOBI), &reference)) {
     /* no wait for the first sums: the device tests iteration 0 as well, and
        judges the signs against positive ones (it stops at a negative) */
     PetscCall(cg->steps->start_loop(ksp, cg, reference, &i, sums));
@@ -155,8 +156,8 @@ static PetscErrorCode KSPSolve_PCGFused(KSP ksp)
    <r,z> - 2 alpha <y,z> + alpha^2 <y,w> (<y,z> rides in the same reduction), which lets p be updated in the
    same pass as r, for symmetric and nonsymmetric A alike.
 
-   `PCNONE` and `PCJACOBI` are applied inside the fused steps; any other `PC` runs through `PCApply()` and
-   `KSPView()` says so. Supports left preconditioning with the preconditioned (default), unpreconditioned,
+   `PCNONE`, `PCJACOBI` and `PCPBJACOBI` (blocks of up to 16 rows) are applied inside the fused steps; any other
+   `PC` runs through `PCApply()` and `KSPView()` says so. Supports left preconditioning with the preconditioned (default), unpreconditioned,
    natural and no norm, as `KSPCG` does.
 
    Level: intermediate
@@ -177,6 +178,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PCGFused(KSP ksp)
   PetscCall(KSPFusedComposeBackend(ksp, &cg->fused, "pipelined CG (Rupp et al. 2015): 2 fused steps and 1 synchronization point per iteration"));
   cg->fused.device_pc        = PETSC_TRUE;
   cg->fused.device_nullspace = PETSC_TRUE;
+  cg->fused.device_pbjacobi  = PETSC_TRUE;
 
   ksp->ops->setup          = KSPSetUp_PCGFused;
   ksp->ops->solve          = KSPSolve_PCGFused;

@@ -5,9 +5,11 @@
 /* workspace vectors after the Jacobi diagonal */
 enum { PCG_VEC_X = 1, PCG_VEC_B, PCG_VEC_R, PCG_VEC_P, PCG_VEC_Y, PCG_NVECS };
 /* with the PC applied between kernels, z = B r and w = B y are stored too;
-   with a null space removed on the device, its stored vectors follow */
+   with a null space removed on the device, its stored vectors follow, and
+   with point-block Jacobi its inverse blocks (bs vectors' room) */
 enum { PCG_VEC_Z = PCG_NVECS, PCG_VEC_W, PCG_NVECS_STORED };
 #define PCG_VEC_NULLSPACE PCG_NVECS
+#define PCG_VEC_BLOCKS    PCG_NVECS
 
 static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
 {
@@ -20,6 +22,8 @@ static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
   v.p        = FusedCUDAVec(ctx, PCG_VEC_P);
   v.y        = FusedCUDAVec(ctx, PCG_VEC_Y);
   v.d        = cg->fused.pcplace == KSP_FUSED_PC_JACOBI ? FusedCUDAVec(ctx, FUSED_VEC_DINV) : NULL;
+  v.dblock   = cg->fused.pcplace == KSP_FUSED_PC_PBJACOBI ? FusedCUDAVec(ctx, PCG_VEC_BLOCKS) : NULL;
+  v.bs       = v.dblock ? (int)cg->fused.dblock_bs : 1;
   v.z        = cg->fused.pcplace == KSP_FUSED_PC_DEVICE ? FusedCUDAVec(ctx, PCG_VEC_Z) : NULL;
   v.w        = cg->fused.pcplace == KSP_FUSED_PC_DEVICE ? FusedCUDAVec(ctx, PCG_VEC_W) : NULL;
   v.normtype = KSPFusedNormType(ksp);
@@ -41,6 +45,10 @@ static PetscErrorCode PCGFusedStart_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar 
     PetscCall(MatNullSpaceGetVecs(fused->nullsp, NULL, &nvecs, NULL));
     PetscCall(KSPFusedCUDAPrepare(ksp, fused, PCG_VEC_NULLSPACE + nvecs, FUSED_PCG_DEVICE_SUMS, "pcgfused"));
     PetscCall(KSPFusedCUDANullSpaceToDevice(ksp, fused, PCG_VEC_NULLSPACE));
+  } else if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) {
+    PetscCall(KSPFusedCUDAPrepare(ksp, fused, PCG_VEC_BLOCKS + fused->dblock_bs, FUSED_PCG_DEVICE_SUMS, "pcgfused"));
+    v = PCGFusedDeviceVecs(ksp, cg);
+    PetscCall(KSPFusedCUDABlockDiagonalToDevice(ksp, fused, PCG_VEC_BLOCKS, v.y, v.r)); /* y and r are free until the start */
   } else PetscCall(KSPFusedCUDAPrepare(ksp, fused, fused->pcplace == KSP_FUSED_PC_DEVICE ? PCG_NVECS_STORED : PCG_NVECS, FUSED_PCG_DEVICE_SUMS, "pcgfused"));
   v = PCGFusedDeviceVecs(ksp, cg);
   PetscCall(VecGetLocalSize(ksp->vec_rhs, &n));
@@ -85,7 +93,12 @@ static PetscErrorCode PCGFusedProduct_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScala
   const int    nsums = v.ns.m ? FUSED_PCG_SUMS : PCG_NSUMS;
 
   PetscFunctionBegin;
-  if (cg->fused.op.halo) {
+  if (cg->fused.op.halo && v.dblock) {
+    /* point-block Jacobi's <y, B y> couples a block's rows: the product waits for the ghosts */
+    PetscCall(FusedDeviceGhosts(&cg->fused.op, &cg->fused.work, v.p));
+    PetscCallFusedCUDA(FusedPCGProduct(cg->fused.work.cuda, cg->fused.op.mat, &v));
+    PetscCallFusedCUDA(FusedCUDAGetSums(cg->fused.work.cuda, 0, nsums, partial));
+  } else if (cg->fused.op.halo) {
     /* the local block's product runs while the ghost values of p travel */
     PetscCall(FusedDeviceGhostsBegin(&cg->fused.op, &cg->fused.work, v.p));
     PetscCallFusedCUDA(FusedPCGProductLocal(cg->fused.work.cuda, cg->fused.op.mat, &v));

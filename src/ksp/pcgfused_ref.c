@@ -15,6 +15,14 @@ static inline PetscScalar PCGNormTerm(KSPNormType type, PetscScalar r, PetscScal
   }
 }
 
+/* z_i = (B r)_i for the fused PCs: Jacobi (d), point-block Jacobi, none */
+static inline PetscScalar PCGPreconditioned(const KSPFused *fused, const PetscScalar *d, const PetscScalar *r, PetscInt i)
+{
+  if (d) return d[i] * r[i];
+  if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) return KSPFusedBlockRow(fused->dblock, fused->dblock_bs, r, i);
+  return r[i];
+}
+
 static PetscErrorCode PCGFusedStart_Reference(KSP ksp, KSP_PCGFused *cg, PetscScalar partial[])
 {
   KSPFused          *fused = &cg->fused;
@@ -37,7 +45,7 @@ static PetscErrorCode PCGFusedStart_Reference(KSP ksp, KSP_PCGFused *cg, PetscSc
   if (fused->pcplace == KSP_FUSED_PC_JACOBI) PetscCall(VecGetArrayRead(fused->dinv, &d));
   if (fused->pcplace == KSP_FUSED_PC_HOST) PetscCall(VecGetArrayRead(cg->z, &zh));
   for (i = 0; i < n; i++) {
-    const PetscScalar z = d ? d[i] * r[i] : (zh ? zh[i] : r[i]);
+    const PetscScalar z = zh ? zh[i] : PCGPreconditioned(fused, d, r, i);
     p[i] = z;
     rz += r[i] * z;
     nn += PCGNormTerm(ksp->normtype, r[i], z);
@@ -58,6 +66,7 @@ static PetscErrorCode PCGFusedUpdate_Reference(KSP ksp, KSP_PCGFused *cg, PetscS
   PetscInt           n, i;
   const PetscScalar *y, *d = NULL, *w = NULL;
   PetscScalar       *x, *r, *p, *zh = NULL, rz = 0.0, nn = 0.0;
+  const PetscInt     bs = fused->pcplace == KSP_FUSED_PC_PBJACOBI ? fused->dblock_bs : 1;
 
   PetscFunctionBegin;
   PetscCall(VecGetLocalSize(cg->r, &n));
@@ -70,16 +79,21 @@ static PetscErrorCode PCGFusedUpdate_Reference(KSP ksp, KSP_PCGFused *cg, PetscS
     PetscCall(VecGetArray(cg->z, &zh));
     PetscCall(VecGetArrayRead(cg->w, &w));
   }
-  for (i = 0; i < n; i++) {
-    PetscScalar z;
+  /* a block at a time: point-block Jacobi's z reads the block's new r */
+  for (PetscInt i0 = 0; i0 < n; i0 += bs) {
+    for (i = i0; i < i0 + bs; i++) {
+      x[i] += alpha * p[i];
+      r[i] -= alpha * y[i];
+    }
+    for (i = i0; i < i0 + bs; i++) {
+      PetscScalar z;
 
-    x[i] += alpha * p[i];
-    r[i] -= alpha * y[i];
-    if (zh) z = zh[i] = zh[i] - alpha * w[i];
-    else z = d ? d[i] * r[i] : r[i];
-    p[i] = z + beta * p[i];
-    rz += r[i] * z;
-    nn += PCGNormTerm(ksp->normtype, r[i], z);
+      if (zh) z = zh[i] = zh[i] - alpha * w[i];
+      else z = PCGPreconditioned(fused, d, r, i);
+      p[i] = z + beta * p[i];
+      rz += r[i] * z;
+      nn += PCGNormTerm(ksp->normtype, r[i], z);
+    }
   }
   if (zh) {
     PetscCall(VecRestoreArray(cg->z, &zh));
@@ -118,8 +132,8 @@ static PetscErrorCode PCGFusedProduct_Reference(KSP ksp, KSP_PCGFused *cg, Petsc
     PetscCall(VecGetArrayRead(cg->z, &zh));
   }
   for (i = 0; i < n; i++) {
-    const PetscScalar wi = w ? w[i] : (d ? d[i] * y[i] : y[i]);
-    const PetscScalar zi = zh ? zh[i] : (d ? d[i] * r[i] : r[i]);
+    const PetscScalar wi = w ? w[i] : PCGPreconditioned(fused, d, y, i);
+    const PetscScalar zi = zh ? zh[i] : PCGPreconditioned(fused, d, r, i);
     py += p[i] * y[i];
     yw += y[i] * wi;
     yz += y[i] * zi;
