@@ -247,6 +247,8 @@ int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const Fuse
 typedef struct {
   double       *x, *b, *r, *rstar, *p, *v, *s, *t;
   const double *d;
+  const double *dblock; /* point-block Jacobi's inverse blocks of bs rows (as FusedPCGVecs'), else NULL */
+  int           bs;
 } FusedPBCGSVecs;
 int FusedPBCGSStart(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, int guess_zero);
 int FusedPBCGSProductP(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v);

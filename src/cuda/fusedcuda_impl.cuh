@@ -680,6 +680,47 @@ __device__ __forceinline__ void FusedHistoryPut(double *hist, int first, int it,
 
 #define FUSED_GRID_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)
 
+/* ---- point-block Jacobi (dblock: the inverse blocks of bs rows, row by row)
+   z = B r couples the rows of a block, so a thread block takes whole
+   blocks: tiles of bs (FUSED_BLOCK / bs) consecutive rows (255 of 256
+   threads for bs 3), whose values its threads share through shared
+   memory. The rows stay one per thread, consecutive, as in the other
+   kernels. FUSED_TILE_LOOP: every thread of the block runs each turn (the
+   barriers); those past the tile's rows or the vector's end idle through it.
+   Thread t's row is base + t, and t - t % bs is its block's first in the tile. */
+__device__ __forceinline__ int FusedTileRows(int bs)
+{
+  return (FUSED_BLOCK / bs) * bs;
+}
+#define FUSED_TILE_LOOP(base, n, bs) for (int base = blockIdx.x * FusedTileRows(bs); base < (n); base += gridDim.x * FusedTileRows(bs))
+
+/* (B s)_i for the thread's row i, s its tile's values and t0 the tile
+   index of its block's first row */
+__device__ __forceinline__ double FusedBlockRow(const double *dblock, int bs, int i, const double *s, int t0)
+{
+  const double *row = dblock + (size_t)i * bs;
+  double        z   = 0.0;
+  for (int k = 0; k < bs; k++) z = __fma_rn(row[k], s[t0 + k], z);
+  return z;
+}
+
+/* the blocks must tile the workspace's rows, and a tile hold one */
+static inline int FusedCheckBlocks(FusedCUDA ctx, int bs)
+{
+  if (bs < 1 || bs > FUSED_PBJACOBI_MAX_BS || ctx->n % bs) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "point-block Jacobi with blocks of %d rows on %d rows (at most %d a block, a whole number of blocks)", bs, ctx->n, FUSED_PBJACOBI_MAX_BS);
+  return FUSED_CUDA_OK;
+}
+
+/* (B^T s)_i, c = i's place in its block: so that <y, B r> = <B^T y, r>
+   needs the tile of y alone */
+__device__ __forceinline__ double FusedBlockColumn(const double *dblock, int bs, int i, const double *s, int t0, int c)
+{
+  const double *first = dblock + (size_t)(i - c) * bs; /* the block's first row */
+  double        z     = 0.0;
+  for (int k = 0; k < bs; k++) z = __fma_rn(first[(size_t)k * bs + c], s[t0 + k], z);
+  return z;
+}
+
 /* KSPConvergedDefault at iteration 0 (FusedConvergence.judge_first), from
    that iteration's norm and, for a reference of b's norm, its square in
    sums[c.rhs_slot]: the same operations, so the same bits, as the host's

@@ -135,14 +135,9 @@ __global__ void PBCGSRestartKernel(int n, FusedPBCGSVecs v, double *partials, do
   FusedReduce<2>(acc, partials, sums, ticket, RR);
 }
 
-/* v = B A p; VR0. In the device loop the last block tests the iteration.
-   The DIA loads gathered: fewer waits for memory (H100, 1M rows, in the
-   graph: 97.3 and 99.6 us per iteration against 101.0 and 101.5) */
-__global__ void PBCGSProductPKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+/* VR0; in the device loop the last block tests the iteration */
+__device__ __forceinline__ void PBCGSProductPReduce(double (&acc)[1], double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
-  double acc[1] = {0.0};
-  if (FusedLoopKernelStopped(state)) return;
-  FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow<true>(A, v, i, acc[0]);
   if (FusedReduce<1>(acc, partials, sums, ticket, VR0) && state && threadIdx.x == 0) {
     const double rr = sums[RR], rho = sums[RR0], vr0 = acc[0];
     const double rnorm = sqrt(fabs(rr));
@@ -154,6 +149,17 @@ __global__ void PBCGSProductPKernel(FusedMatView A, FusedPBCGSVecs v, double *pa
       cudaGraphSetConditional(handle, 0);
     }
   }
+}
+
+/* v = B A p; VR0. In the device loop the last block tests the iteration.
+   The DIA loads gathered: fewer waits for memory (H100, 1M rows, in the
+   graph: 97.3 and 99.6 us per iteration against 101.0 and 101.5) */
+__global__ void PBCGSProductPKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+{
+  double acc[1] = {0.0};
+  if (FusedLoopKernelStopped(state)) return;
+  FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow<true>(A, v, i, acc[0]);
+  PBCGSProductPReduce(acc, partials, sums, ticket, state, hist, handle);
 }
 
 /* With the PC applied between kernels: VR0 = <v,r0*> once the PC made
@@ -188,16 +194,10 @@ __global__ void PBCGSUpdateSKernel(int n, FusedPBCGSVecs v, double alpha)
   FUSED_GRID_LOOP(i, n) v.s[i] = next(i);
 }
 
-/* t = B A s; TT, TS, TR0, SR0, SS. In the device loop the last block makes
-   the host's checks and computes omega and beta. */
-__global__ void PBCGSProductSKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle)
+/* TT, TS, TR0, SR0, SS; in the device loop the last block makes the host's
+   checks and computes omega and beta */
+__device__ __forceinline__ void PBCGSProductSReduce(double (&acc)[5], double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle)
 {
-  double acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
-  if (FusedLoopKernelStopped(state)) return;
-  if (state) { /* the device loop: s = r - alpha v here, without a kernel of its own */
-    const PBCGSNextS next_s = {v.r, v.v, sums[RR0] / sums[VR0]};
-    FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, next_s, v.s, i, acc);
-  } else FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, FusedStored{v.s}, NULL, i, acc);
   if (FusedReduce<5>(acc, partials, sums, ticket, TT) && state && threadIdx.x == 0) {
     const double rho = sums[RR0], alpha = rho / sums[VR0];
     double       omega, beta;
@@ -209,6 +209,19 @@ __global__ void PBCGSProductSKernel(FusedMatView A, FusedPBCGSVecs v, double *pa
       cudaGraphSetConditional(handle, 0);
     }
   }
+}
+
+/* t = B A s; TT, TS, TR0, SR0, SS. In the device loop the last block makes
+   the host's checks and computes omega and beta. */
+__global__ void PBCGSProductSKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle)
+{
+  double acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+  if (FusedLoopKernelStopped(state)) return;
+  if (state) { /* the device loop: s = r - alpha v here, without a kernel of its own */
+    const PBCGSNextS next_s = {v.r, v.v, sums[RR0] / sums[VR0]};
+    FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, next_s, v.s, i, acc);
+  } else FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, FusedStored{v.s}, NULL, i, acc);
+  PBCGSProductSReduce(acc, partials, sums, ticket, state, handle);
 }
 
 /* x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v); RR
@@ -228,6 +241,93 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 6) PBCGSUpdateXRPKernel(int n, Fu
   const PBCGSNextP next = {v.s, v.t, v.p, v.v, omega, beta};
   FUSED_GRID_LOOP(i, n) PBCGSUpdateXRPRow(v, next, i, alpha, v.p, acc);
   FusedReduce<2>(acc, partials, sums, ticket, RR);
+}
+
+/* ---- point-block Jacobi (v.dblock, v.bs; FUSED_TILE_LOOP) ---------------
+   B applies to a tile of A's products after one block barrier. Kernels of
+   their own, so that the others keep their registers. */
+
+/* PBCGSStartKernel with point-block Jacobi */
+__global__ void __launch_bounds__(FUSED_BLOCK) PBCGSStartBlockKernel(FusedMatView A, FusedPBCGSVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
+{
+  __shared__ double ws[FUSED_BLOCK];
+  double            acc[2] = {0.0, 0.0};
+  const int         t = threadIdx.x, t0 = t - t % v.bs;
+  FUSED_TILE_LOOP(base, A.n, v.bs)
+  {
+    const int  i      = base + t;
+    const bool active = t < FusedTileRows(v.bs) && i < A.n;
+    ws[t]             = active ? (guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i)) : 0.0;
+    __syncthreads();
+    if (active) {
+      const double r = FusedBlockRow(v.dblock, v.bs, i, ws, t0);
+      v.r[i] = v.rstar[i] = v.p[i] = r;
+      acc[0] += r * r;
+    }
+    __syncthreads(); /* ws is rewritten next turn */
+  }
+  acc[1] = acc[0];
+  FusedReduce<2>(acc, partials, sums, ticket, RR);
+}
+
+/* PBCGSProductPKernel with point-block Jacobi */
+__global__ void __launch_bounds__(FUSED_BLOCK) PBCGSProductPBlockKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+{
+  __shared__ double ys[FUSED_BLOCK];
+  double            acc[1] = {0.0};
+  const int         t = threadIdx.x, t0 = t - t % v.bs;
+  if (FusedLoopKernelStopped(state)) return;
+  FUSED_TILE_LOOP(base, A.n, v.bs)
+  {
+    const int  i      = base + t;
+    const bool active = t < FusedTileRows(v.bs) && i < A.n;
+    ys[t]             = active ? FusedRowProduct(A, v.p, i) : 0.0;
+    __syncthreads();
+    if (active) {
+      const double y = FusedBlockRow(v.dblock, v.bs, i, ys, t0);
+      v.v[i]         = y;
+      acc[0] += y * v.rstar[i];
+    }
+    __syncthreads();
+  }
+  PBCGSProductPReduce(acc, partials, sums, ticket, state, hist, handle);
+}
+
+/* PBCGSProductSKernel with point-block Jacobi: the tile of A s, s read through next_s */
+template <class S>
+__device__ __forceinline__ void PBCGSProductSBlockTiles(const FusedMatView &A, const FusedPBCGSVecs &v, const S &next_s, double *s_out, double (&acc)[5])
+{
+  __shared__ double ys[FUSED_BLOCK];
+  const int         t = threadIdx.x, t0 = t - t % v.bs;
+  FUSED_TILE_LOOP(base, A.n, v.bs)
+  {
+    const int  i      = base + t;
+    const bool active = t < FusedTileRows(v.bs) && i < A.n;
+    double     s      = 0.0;
+    if (active) s = next_s(i);
+    ys[t] = active ? FusedRowProductOf(A, next_s, i) : 0.0;
+    __syncthreads();
+    if (active) {
+      const double r0 = v.rstar[i], tt = FusedBlockRow(v.dblock, v.bs, i, ys, t0);
+      if (s_out) s_out[i] = s;
+      v.t[i] = tt;
+      acc[0] += tt * tt;
+      acc[1] += tt * s;
+      acc[2] += tt * r0;
+      acc[3] += s * r0;
+      acc[4] += s * s;
+    }
+    __syncthreads();
+  }
+}
+
+__global__ void __launch_bounds__(FUSED_BLOCK) PBCGSProductSBlockKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle)
+{
+  double acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+  if (FusedLoopKernelStopped(state)) return;
+  if (state) PBCGSProductSBlockTiles(A, v, PBCGSNextS{v.r, v.v, sums[RR0] / sums[VR0]}, v.s, acc);
+  else PBCGSProductSBlockTiles(A, v, FusedStored{v.s}, NULL, acc);
+  PBCGSProductSReduce(acc, partials, sums, ticket, state, handle);
 }
 
 /* The tests of a single-kernel loop: where it begins with the start
@@ -359,6 +459,12 @@ extern "C" int FusedPBCGSStart(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVec
 {
   if (!guess_zero)
     if (int err = FusedLongRowsBefore(A, v->x, ctx->stream)) return err;
+  if (v->dblock) {
+    if (int err = FusedCheckBlocks(ctx, v->bs)) return err;
+    PBCGSStartBlockKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
+    FUSED_CUDA_CHECK_LAUNCH("PBCGSStartBlockKernel");
+    return FUSED_CUDA_OK;
+  }
   PBCGSStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSStartKernel");
   return FUSED_CUDA_OK;
@@ -388,7 +494,8 @@ extern "C" int FusedPBCGSRestart(FusedCUDA ctx, const FusedPBCGSVecs *v)
 extern "C" int FusedPBCGSProductP(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
 {
   if (int err = FusedLongRowsBefore(A, v->p, ctx->stream)) return err;
-  PBCGSProductPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  if (v->dblock) PBCGSProductPBlockKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  else PBCGSProductPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSProductPKernel");
   return FUSED_CUDA_OK;
 }
@@ -403,7 +510,8 @@ extern "C" int FusedPBCGSUpdateS(FusedCUDA ctx, const FusedPBCGSVecs *v, double 
 extern "C" int FusedPBCGSProductS(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
 {
   if (int err = FusedLongRowsBefore(A, v->s, ctx->stream)) return err;
-  PBCGSProductSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, 0);
+  if (v->dblock) PBCGSProductSBlockKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, 0);
+  else PBCGSProductSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, 0);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSProductSKernel");
   return FUSED_CUDA_OK;
 }
@@ -433,18 +541,21 @@ __global__ void PBCGSLongRowsSKernel(FusedMatView A, FusedPBCGSVecs v, const dou
    operator has long rows, a kernel that sums their rest */
 static int PBCGSBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHandle handle)
 {
-  const PBCGSLoopArgs *a = (const PBCGSLoopArgs *)args_;
+  const PBCGSLoopArgs *a       = (const PBCGSLoopArgs *)args_;
+  const bool           block   = a->v.dblock != NULL;
+  auto                 productp = block ? PBCGSProductPBlockKernel : PBCGSProductPKernel;
+  auto                 products = block ? PBCGSProductSBlockKernel : PBCGSProductSKernel;
   int                  gp, gq, gx;
-  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSProductPKernel, 0, &gp)) return err;
-  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSProductSKernel, 0, &gq)) return err;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)productp, 0, &gp)) return err;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)products, 0, &gq)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSUpdateXRPKernel, 0, &gx)) return err;
   const int            lg = FusedLongRowsGrid(a->A.lrows);
   if (a->A.lrows.nchunks)
     if (int err = FusedLaunchLoopKernel(ctx, FusedLongRowsKernel<FusedStored>, lg, 0, a->A.lrows, a->A.rowptr, a->A.col, a->A.val, FusedStored{a->v.p}, (const FusedLoopState *)ctx->state)) return err;
-  if (int err = FusedLaunchLoopKernel(ctx, PBCGSProductPKernel, gp, 0, a->A, a->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle)) return err;
+  if (int err = FusedLaunchLoopKernel(ctx, productp, gp, 0, a->A, a->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle)) return err;
   if (a->A.lrows.nchunks)
     if (int err = FusedLaunchLoopKernel(ctx, PBCGSLongRowsSKernel, lg, 0, a->A, a->v, (const double *)ctx->sums, (const FusedLoopState *)ctx->state)) return err;
-  if (int err = FusedLaunchLoopKernel(ctx, PBCGSProductSKernel, gq, 0, a->A, a->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, handle)) return err;
+  if (int err = FusedLaunchLoopKernel(ctx, products, gq, 0, a->A, a->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, handle)) return err;
   return FusedLaunchLoopKernel(ctx, PBCGSUpdateXRPKernel, gx, 0, ctx->n, a->v, 0.0, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, (const FusedLoopState *)ctx->state);
 }
 
@@ -453,6 +564,7 @@ extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs
   PBCGSLoopArgs args;
   if (ctx->maxsums < NSUMS) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "pbcgsfused needs %d sums in the workspace, it has %d", NSUMS, ctx->maxsums);
   if (single_kernel) {
+    if (v->dblock) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no point-block Jacobi (its products form the s and p of the rows they read, which would need their blocks)");
     FusedMatView view = A->view;
     FusedPBCGSVecs vecs = *v;
     double      *part = NULL, *spare = NULL;

@@ -293,41 +293,8 @@ __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, Fus
   }
 }
 
-/* ---- point-block Jacobi (v.dblock, v.bs) --------------------------------
-   z = B r couples the rows of a block, so a thread block takes whole
-   blocks: tiles of bs (FUSED_BLOCK / bs) consecutive rows (255 of 256
-   threads for bs 3), whose values the block's threads share through shared
-   memory. The rows stay one per thread, consecutive, as in the other
-   kernels. Kernels of their own, so that the others keep their registers. */
-
-__device__ __forceinline__ int PCGTileRows(int bs)
-{
-  return (FUSED_BLOCK / bs) * bs;
-}
-
-/* (B s)_i for the thread's row i, s its tile's values and t0 the tile
-   index of its block's first row */
-__device__ __forceinline__ double PCGBlockRow(const FusedPCGVecs &v, int i, const double *s, int t0)
-{
-  const double *row = v.dblock + (size_t)i * v.bs;
-  double        z   = 0.0;
-  for (int k = 0; k < v.bs; k++) z = __fma_rn(row[k], s[t0 + k], z);
-  return z;
-}
-
-/* (B^T s)_i: column c = i's place in its block, so that <y, B r> = <B^T y, r>
-   needs the tile of y alone */
-__device__ __forceinline__ double PCGBlockColumn(const FusedPCGVecs &v, int i, const double *s, int t0, int c)
-{
-  const double *first = v.dblock + (size_t)(i - c) * v.bs; /* the block's first row */
-  double        z     = 0.0;
-  for (int k = 0; k < v.bs; k++) z = __fma_rn(first[(size_t)k * v.bs + c], s[t0 + k], z);
-  return z;
-}
-
-/* The tile loop: every thread of the block runs each turn (the barriers),
-   those past the tile's rows or the vector's end idle through it */
-#define PCG_TILE_LOOP(base, n, bs) for (int base = blockIdx.x * PCGTileRows(bs); base < (n); base += gridDim.x * PCGTileRows(bs))
+/* ---- point-block Jacobi (v.dblock, v.bs; FUSED_TILE_LOOP) --------------
+   Kernels of their own, so that the others keep their registers. */
 
 /* PCGStartKernel with point-block Jacobi */
 __global__ void __launch_bounds__(FUSED_BLOCK) PCGStartBlockKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
@@ -335,10 +302,10 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGStartBlockKernel(FusedMatView 
   __shared__ double rs[FUSED_BLOCK];
   double            acc[2] = {0.0, 0.0};
   const int         t = threadIdx.x, t0 = t - t % v.bs;
-  PCG_TILE_LOOP(base, A.n, v.bs)
+  FUSED_TILE_LOOP(base, A.n, v.bs)
   {
     const int  i      = base + t;
-    const bool active = t < PCGTileRows(v.bs) && i < A.n;
+    const bool active = t < FusedTileRows(v.bs) && i < A.n;
     double     r      = 0.0;
     if (active) {
       r      = guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i);
@@ -347,7 +314,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGStartBlockKernel(FusedMatView 
     rs[t] = r;
     __syncthreads();
     if (active) {
-      const double z = PCGBlockRow(v, i, rs, t0);
+      const double z = FusedBlockRow(v.dblock, v.bs, i, rs, t0);
       v.p[i]         = z;
       acc[0] += r * z;
       acc[1] += PCGNormTerm(v.normtype, r, z);
@@ -364,10 +331,10 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGUpdateBlockKernel(int n, Fused
   double            acc[2] = {0.0, 0.0};
   const int         t = threadIdx.x, t0 = t - t % v.bs;
   if (PCGLoopUpdateBegins(v, state, sums, hist, &alpha, &beta)) return; /* the same verdict in every thread */
-  PCG_TILE_LOOP(base, n, v.bs)
+  FUSED_TILE_LOOP(base, n, v.bs)
   {
     const int  i      = base + t;
-    const bool active = t < PCGTileRows(v.bs) && i < n;
+    const bool active = t < FusedTileRows(v.bs) && i < n;
     double     r = 0.0, p = 0.0;
     if (active) {
       p      = v.p[i];
@@ -378,7 +345,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGUpdateBlockKernel(int n, Fused
     rs[t] = r;
     __syncthreads();
     if (active) {
-      const double z = PCGBlockRow(v, i, rs, t0);
+      const double z = FusedBlockRow(v.dblock, v.bs, i, rs, t0);
       v.p[i]         = __fma_rn(beta, p, z);
       acc[RZ] += r * z;
       acc[NORM] += PCGNormTerm(v.normtype, r, z);
@@ -396,10 +363,10 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGProductBlockKernel(FusedMatVie
   double            acc[3] = {0.0, 0.0, 0.0};
   const int         t = threadIdx.x, t0 = t - t % v.bs;
   if (PCGLoopProductStopped(state, handle)) return;
-  PCG_TILE_LOOP(base, A.n, v.bs)
+  FUSED_TILE_LOOP(base, A.n, v.bs)
   {
     const int  i      = base + t;
-    const bool active = t < PCGTileRows(v.bs) && i < A.n;
+    const bool active = t < FusedTileRows(v.bs) && i < A.n;
     double     p = 0.0, y = 0.0;
     if (active) {
       p      = v.p[i];
@@ -410,8 +377,8 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGProductBlockKernel(FusedMatVie
     __syncthreads();
     if (active) {
       acc[0] += p * y;
-      acc[1] += y * PCGBlockRow(v, i, ys, t0);
-      acc[2] += v.r[i] * PCGBlockColumn(v, i, ys, t0, t - t0);
+      acc[1] += y * FusedBlockRow(v.dblock, v.bs, i, ys, t0);
+      acc[2] += v.r[i] * FusedBlockColumn(v.dblock, v.bs, i, ys, t0, t - t0);
     }
     __syncthreads();
   }
@@ -700,13 +667,6 @@ static const void *PCGSingleKernelFor(int block, bool jacobi)
   return jacobi ? (const void *)PCGSingleKernel<true, FUSED_WIDE_BLOCK, LONG_ROWS, NULLSPACE> : (const void *)PCGSingleKernel<false, FUSED_WIDE_BLOCK, LONG_ROWS, NULLSPACE>;
 }
 
-/* point-block Jacobi's blocks must tile the rows, and a tile hold one */
-static int PCGCheckBlocks(FusedCUDA ctx, const FusedPCGVecs *v)
-{
-  if (v->bs < 1 || v->bs > FUSED_PBJACOBI_MAX_BS || ctx->n % v->bs) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "point-block Jacobi with blocks of %d rows on %d rows (at most %d a block, a whole number of blocks)", v->bs, ctx->n, FUSED_PBJACOBI_MAX_BS);
-  return FUSED_CUDA_OK;
-}
-
 extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero)
 {
   if (!guess_zero)
@@ -717,7 +677,7 @@ extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v
     return FUSED_CUDA_OK;
   }
   if (v->dblock) {
-    if (int err = PCGCheckBlocks(ctx, v)) return err;
+    if (int err = FusedCheckBlocks(ctx, v->bs)) return err;
     PCGStartBlockKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
     FUSED_CUDA_CHECK_LAUNCH("PCGStartBlockKernel");
     return FUSED_CUDA_OK;

@@ -47,7 +47,8 @@ static PetscErrorCode PBCGSFusedIterate(KSP ksp, PetscBool device_loop)
 
   PetscFunctionBegin;
   bcgs->restarts = 0;
-  if (device_loop && bcgs->steps->start_loop && KSPFusedCUDAFirstTestOnDevice(ksp, PETSC_TRUE, &reference)) {
+  /* the device forms b's norm for the first test with Jacobi or none, not point-block Jacobi */
+  if (device_loop && bcgs->steps->start_loop && KSPFusedCUDAFirstTestOnDevice(ksp, (PetscBool)(bcgs->fused.pcplace != KSP_FUSED_PC_PBJACOBI), &reference)) {
     /* the device goes on from the start and tests iteration 0 as well */
     PetscCall(bcgs->steps->start_loop(ksp, bcgs, reference, &i));
   } else {
@@ -171,8 +172,8 @@ static PetscErrorCode KSPSolve_PBCGSFused(KSP ksp)
    starts again from r0* = r and p = r with the same x and r (one more synchronization); `KSPView()` counts
    these restarts.
 
-   Left preconditioning with the preconditioned norm (the default of `KSPBCGS`) or no norm. `PCNONE` and `PCJACOBI`
-   are fused; any other `PC` runs through `PCApply()`: in a PETSc with CUDA on the device, between the fused steps.
+   Left preconditioning with the preconditioned norm (the default of `KSPBCGS`) or no norm. `PCNONE`, `PCJACOBI` and
+   `PCPBJACOBI` (blocks of up to 16 rows) are fused; any other `PC` runs through `PCApply()`: in a PETSc with CUDA on the device, between the fused steps.
 
    Level: intermediate
 
@@ -188,7 +189,8 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PBCGSFused(KSP ksp)
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 3));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
   PetscCall(KSPFusedComposeBackend(ksp, &bcgs->fused, "pipelined BiCGStab (Rupp et al. 2015): 4 fused steps and 2 packed reductions per iteration"));
-  bcgs->fused.device_pc = PETSC_TRUE;
+  bcgs->fused.device_pc       = PETSC_TRUE;
+  bcgs->fused.device_pbjacobi = PETSC_TRUE;
   /* measured on an H100: the cooperative kernel is faster up to 262,144 rows
      (29.7 against 42.1 us), the graph at 1M rows (116 against 147 us) */
   bcgs->fused.single_kernel_rows = 1 << 19;

@@ -5,8 +5,10 @@
 /* workspace vectors after the Jacobi diagonal; device sums: the two
    reductions one after the other, then omega and beta of the device loop */
 enum { BCGS_VEC_X = 1, BCGS_VEC_B, BCGS_VEC_R, BCGS_VEC_RSTAR, BCGS_VEC_P, BCGS_VEC_V, BCGS_VEC_S, BCGS_VEC_T, BCGS_NVECS };
-/* with the PC applied between kernels: the products' output before the PC */
+/* with the PC applied between kernels: the products' output before the PC;
+   with point-block Jacobi its inverse blocks (bs vectors' room) */
 enum { BCGS_VEC_W = BCGS_NVECS, BCGS_NVECS_STORED };
+#define BCGS_VEC_BLOCKS BCGS_NVECS
 /* reductions one after the other, then omega and beta of the device loop,
    then ||B b||^2 (KSPFusedCUDAFirstTest()) */
 #define BCGS_DEVICE_SUMS (BCGS_NSUMS1 + BCGS_NSUMS2 + 3)
@@ -25,7 +27,9 @@ static FusedPBCGSVecs PBCGSFusedDeviceVecs(KSP_PBCGSFused *bcgs)
   v.v     = FusedCUDAVec(ctx, BCGS_VEC_V);
   v.s     = FusedCUDAVec(ctx, BCGS_VEC_S);
   v.t     = FusedCUDAVec(ctx, BCGS_VEC_T);
-  v.d     = bcgs->fused.pcplace == KSP_FUSED_PC_JACOBI ? FusedCUDAVec(ctx, FUSED_VEC_DINV) : NULL;
+  v.d      = bcgs->fused.pcplace == KSP_FUSED_PC_JACOBI ? FusedCUDAVec(ctx, FUSED_VEC_DINV) : NULL;
+  v.dblock = bcgs->fused.pcplace == KSP_FUSED_PC_PBJACOBI ? FusedCUDAVec(ctx, BCGS_VEC_BLOCKS) : NULL;
+  v.bs     = v.dblock ? (int)bcgs->fused.dblock_bs : 1;
   return v;
 }
 
@@ -42,7 +46,11 @@ static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscS
 
   PetscFunctionBegin;
   (void)partial1; /* delivered by product_p */
-  PetscCall(KSPFusedCUDAPrepare(ksp, fused, PBCGSFusedDevicePC(bcgs) ? BCGS_NVECS_STORED : BCGS_NVECS, BCGS_DEVICE_SUMS, "pbcgsfused"));
+  if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) {
+    PetscCall(KSPFusedCUDAPrepare(ksp, fused, BCGS_VEC_BLOCKS + fused->dblock_bs, BCGS_DEVICE_SUMS, "pbcgsfused"));
+    v = PBCGSFusedDeviceVecs(bcgs);
+    PetscCall(KSPFusedCUDABlockDiagonalToDevice(ksp, fused, BCGS_VEC_BLOCKS, v.s, v.t)); /* s and t are free until the first product */
+  } else PetscCall(KSPFusedCUDAPrepare(ksp, fused, PBCGSFusedDevicePC(bcgs) ? BCGS_NVECS_STORED : BCGS_NVECS, BCGS_DEVICE_SUMS, "pbcgsfused"));
   v = PBCGSFusedDeviceVecs(bcgs);
   PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
   if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));
