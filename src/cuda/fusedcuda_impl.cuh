@@ -704,6 +704,27 @@ __device__ __forceinline__ double FusedBlockRow(const double *dblock, int bs, in
   return z;
 }
 
+/* A point-block Jacobi kernel's pass over its tiles: for each row i of a
+   tile, first(i) returns the value the blocks apply to (and does the row's
+   own work); after the block barrier then(i, tile, t0) reads the tile's
+   values (thread t's at tile[t]). Every thread of the block calls it: the
+   barriers are inside. */
+template <class First, class Then>
+__device__ __forceinline__ void FusedBlockTiles(int n, int bs, const First &first, const Then &then)
+{
+  __shared__ double tile[FUSED_BLOCK];
+  const int         t = threadIdx.x, t0 = t - t % bs;
+  FUSED_TILE_LOOP(base, n, bs)
+  {
+    const int  i      = base + t;
+    const bool active = t < FusedTileRows(bs) && i < n;
+    tile[t]           = active ? first(i) : 0.0;
+    __syncthreads();
+    if (active) then(i, (const double *)tile, t0);
+    __syncthreads(); /* the tile is rewritten next turn */
+  }
+}
+
 /* the blocks must tile the workspace's rows, and a tile hold one */
 static inline int FusedCheckBlocks(FusedCUDA ctx, int bs)
 {

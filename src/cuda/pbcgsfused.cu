@@ -56,6 +56,16 @@ struct PBCGSNextP {
   __device__ __forceinline__ double operator()(int j) const { return Value(Load(j)); }
 };
 
+/* A row's share of TT, TS, TR0, SR0, SS */
+__device__ __forceinline__ void PBCGSAddSums(double (&acc)[5], double s, double t, double r0)
+{
+  acc[0] += t * t;
+  acc[1] += t * s;
+  acc[2] += t * r0;
+  acc[3] += s * r0;
+  acc[4] += s * s;
+}
+
 /* One row of t = B A s, with s read through next_s (and its row i written
    to s_out unless NULL); adds to TT, TS, TR0, SR0, SS */
 template <class S>
@@ -66,11 +76,7 @@ __device__ __forceinline__ void PBCGSProductSRow(const FusedMatView &A, const Fu
   if (v.d) t *= di;
   if (s_out) s_out[i] = s;
   v.t[i] = t;
-  acc[0] += t * t;
-  acc[1] += t * s;
-  acc[2] += t * r0;
-  acc[3] += s * r0;
-  acc[4] += s * s;
+  PBCGSAddSums(acc, s, t, r0);
 }
 
 /* One row of x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v),
@@ -177,12 +183,7 @@ __global__ void PBCGSSumsSKernel(int n, FusedPBCGSVecs v, double *partials, doub
   double acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
   FUSED_GRID_LOOP(i, n)
   {
-    const double s = v.s[i], t = v.t[i], r0 = v.rstar[i];
-    acc[0] += t * t;
-    acc[1] += t * s;
-    acc[2] += t * r0;
-    acc[3] += s * r0;
-    acc[4] += s * s;
+    PBCGSAddSums(acc, v.s[i], v.t[i], v.rstar[i]);
   }
   FusedReduce<5>(acc, partials, sums, ticket, TT);
 }
@@ -250,22 +251,14 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 6) PBCGSUpdateXRPKernel(int n, Fu
 /* PBCGSStartKernel with point-block Jacobi */
 __global__ void __launch_bounds__(FUSED_BLOCK) PBCGSStartBlockKernel(FusedMatView A, FusedPBCGSVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
 {
-  __shared__ double ws[FUSED_BLOCK];
-  double            acc[2] = {0.0, 0.0};
-  const int         t = threadIdx.x, t0 = t - t % v.bs;
-  FUSED_TILE_LOOP(base, A.n, v.bs)
-  {
-    const int  i      = base + t;
-    const bool active = t < FusedTileRows(v.bs) && i < A.n;
-    ws[t]             = active ? (guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i)) : 0.0;
-    __syncthreads();
-    if (active) {
+  double acc[2] = {0.0, 0.0};
+  FusedBlockTiles(
+    A.n, v.bs, [&](int i) { return guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i); },
+    [&](int i, const double *ws, int t0) {
       const double r = FusedBlockRow(v.dblock, v.bs, i, ws, t0);
       v.r[i] = v.rstar[i] = v.p[i] = r;
       acc[0] += r * r;
-    }
-    __syncthreads(); /* ws is rewritten next turn */
-  }
+    });
   acc[1] = acc[0];
   FusedReduce<2>(acc, partials, sums, ticket, RR);
 }
@@ -273,23 +266,15 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PBCGSStartBlockKernel(FusedMatVie
 /* PBCGSProductPKernel with point-block Jacobi */
 __global__ void __launch_bounds__(FUSED_BLOCK) PBCGSProductPBlockKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
-  __shared__ double ys[FUSED_BLOCK];
-  double            acc[1] = {0.0};
-  const int         t = threadIdx.x, t0 = t - t % v.bs;
+  double acc[1] = {0.0};
   if (FusedLoopKernelStopped(state)) return;
-  FUSED_TILE_LOOP(base, A.n, v.bs)
-  {
-    const int  i      = base + t;
-    const bool active = t < FusedTileRows(v.bs) && i < A.n;
-    ys[t]             = active ? FusedRowProduct(A, v.p, i) : 0.0;
-    __syncthreads();
-    if (active) {
+  FusedBlockTiles(
+    A.n, v.bs, [&](int i) { return FusedRowProduct(A, v.p, i); },
+    [&](int i, const double *ys, int t0) {
       const double y = FusedBlockRow(v.dblock, v.bs, i, ys, t0);
       v.v[i]         = y;
       acc[0] += y * v.rstar[i];
-    }
-    __syncthreads();
-  }
+    });
   PBCGSProductPReduce(acc, partials, sums, ticket, state, hist, handle);
 }
 
@@ -297,28 +282,19 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PBCGSProductPBlockKernel(FusedMat
 template <class S>
 __device__ __forceinline__ void PBCGSProductSBlockTiles(const FusedMatView &A, const FusedPBCGSVecs &v, const S &next_s, double *s_out, double (&acc)[5])
 {
-  __shared__ double ys[FUSED_BLOCK];
-  const int         t = threadIdx.x, t0 = t - t % v.bs;
-  FUSED_TILE_LOOP(base, A.n, v.bs)
-  {
-    const int  i      = base + t;
-    const bool active = t < FusedTileRows(v.bs) && i < A.n;
-    double     s      = 0.0;
-    if (active) s = next_s(i);
-    ys[t] = active ? FusedRowProductOf(A, next_s, i) : 0.0;
-    __syncthreads();
-    if (active) {
-      const double r0 = v.rstar[i], tt = FusedBlockRow(v.dblock, v.bs, i, ys, t0);
+  double s = 0.0;
+  FusedBlockTiles(
+    A.n, v.bs,
+    [&](int i) {
+      s = next_s(i);
+      return FusedRowProductOf(A, next_s, i);
+    },
+    [&](int i, const double *ys, int t0) {
+      const double t = FusedBlockRow(v.dblock, v.bs, i, ys, t0);
       if (s_out) s_out[i] = s;
-      v.t[i] = tt;
-      acc[0] += tt * tt;
-      acc[1] += tt * s;
-      acc[2] += tt * r0;
-      acc[3] += s * r0;
-      acc[4] += s * s;
-    }
-    __syncthreads();
-  }
+      v.t[i] = t;
+      PBCGSAddSums(acc, s, t, v.rstar[i]);
+    });
 }
 
 __global__ void __launch_bounds__(FUSED_BLOCK) PBCGSProductSBlockKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle)

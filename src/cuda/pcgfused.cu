@@ -299,59 +299,43 @@ __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, Fus
 /* PCGStartKernel with point-block Jacobi */
 __global__ void __launch_bounds__(FUSED_BLOCK) PCGStartBlockKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
 {
-  __shared__ double rs[FUSED_BLOCK];
-  double            acc[2] = {0.0, 0.0};
-  const int         t = threadIdx.x, t0 = t - t % v.bs;
-  FUSED_TILE_LOOP(base, A.n, v.bs)
-  {
-    const int  i      = base + t;
-    const bool active = t < FusedTileRows(v.bs) && i < A.n;
-    double     r      = 0.0;
-    if (active) {
-      r      = guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i);
-      v.r[i] = r;
-    }
-    rs[t] = r;
-    __syncthreads();
-    if (active) {
-      const double z = FusedBlockRow(v.dblock, v.bs, i, rs, t0);
-      v.p[i]         = z;
+  double acc[2] = {0.0, 0.0};
+  FusedBlockTiles(
+    A.n, v.bs,
+    [&](int i) {
+      const double r = guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i);
+      v.r[i]         = r;
+      return r;
+    },
+    [&](int i, const double *rs, int t0) {
+      const double r = rs[threadIdx.x], z = FusedBlockRow(v.dblock, v.bs, i, rs, t0);
+      v.p[i] = z;
       acc[0] += r * z;
       acc[1] += PCGNormTerm(v.normtype, r, z);
-    }
-    __syncthreads(); /* rs is rewritten next turn */
-  }
+    });
   FusedReduce<2>(acc, partials, sums, ticket, RZ);
 }
 
 /* PCGUpdateKernel with point-block Jacobi */
 __global__ void __launch_bounds__(FUSED_BLOCK) PCGUpdateBlockKernel(int n, FusedPCGVecs v, double alpha, double beta, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist)
 {
-  __shared__ double rs[FUSED_BLOCK];
-  double            acc[2] = {0.0, 0.0};
-  const int         t = threadIdx.x, t0 = t - t % v.bs;
+  double acc[2] = {0.0, 0.0}, p = 0.0;
   if (PCGLoopUpdateBegins(v, state, sums, hist, &alpha, &beta)) return; /* the same verdict in every thread */
-  FUSED_TILE_LOOP(base, n, v.bs)
-  {
-    const int  i      = base + t;
-    const bool active = t < FusedTileRows(v.bs) && i < n;
-    double     r = 0.0, p = 0.0;
-    if (active) {
-      p      = v.p[i];
-      r      = __fma_rn(-alpha, v.y[i], v.r[i]);
-      v.x[i] = __fma_rn(alpha, p, v.x[i]);
-      v.r[i] = r;
-    }
-    rs[t] = r;
-    __syncthreads();
-    if (active) {
-      const double z = FusedBlockRow(v.dblock, v.bs, i, rs, t0);
-      v.p[i]         = __fma_rn(beta, p, z);
+  FusedBlockTiles(
+    n, v.bs,
+    [&](int i) {
+      const double r = __fma_rn(-alpha, v.y[i], v.r[i]);
+      p              = v.p[i];
+      v.x[i]         = __fma_rn(alpha, p, v.x[i]);
+      v.r[i]         = r;
+      return r;
+    },
+    [&](int i, const double *rs, int t0) {
+      const double r = rs[threadIdx.x], z = FusedBlockRow(v.dblock, v.bs, i, rs, t0);
+      v.p[i] = __fma_rn(beta, p, z);
       acc[RZ] += r * z;
       acc[NORM] += PCGNormTerm(v.normtype, r, z);
-    }
-    __syncthreads();
-  }
+    });
   FusedReduce<2>(acc, partials, sums, ticket, RZ);
 }
 
@@ -359,29 +343,22 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGUpdateBlockKernel(int n, Fused
    and <y, B r> as <B^T y, r> */
 __global__ void __launch_bounds__(FUSED_BLOCK) PCGProductBlockKernel(FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
-  __shared__ double ys[FUSED_BLOCK];
-  double            acc[3] = {0.0, 0.0, 0.0};
-  const int         t = threadIdx.x, t0 = t - t % v.bs;
+  double acc[3] = {0.0, 0.0, 0.0}, p = 0.0;
   if (PCGLoopProductStopped(state, handle)) return;
-  FUSED_TILE_LOOP(base, A.n, v.bs)
-  {
-    const int  i      = base + t;
-    const bool active = t < FusedTileRows(v.bs) && i < A.n;
-    double     p = 0.0, y = 0.0;
-    if (active) {
-      p      = v.p[i];
-      y      = FusedRowProduct(A, v.p, i);
-      v.y[i] = y;
-    }
-    ys[t] = y;
-    __syncthreads();
-    if (active) {
+  FusedBlockTiles(
+    A.n, v.bs,
+    [&](int i) {
+      p              = v.p[i]; /* before the row's product, as PCGProductRow */
+      const double y = FusedRowProduct(A, v.p, i);
+      v.y[i]         = y;
+      return y;
+    },
+    [&](int i, const double *ys, int t0) {
+      const double y = ys[threadIdx.x];
       acc[0] += p * y;
       acc[1] += y * FusedBlockRow(v.dblock, v.bs, i, ys, t0);
-      acc[2] += v.r[i] * FusedBlockColumn(v.dblock, v.bs, i, ys, t0, t - t0);
-    }
-    __syncthreads();
-  }
+      acc[2] += v.r[i] * FusedBlockColumn(v.dblock, v.bs, i, ys, t0, (int)threadIdx.x - t0);
+    });
   PCGProductReduce(acc, v.normtype, partials, sums, ticket, state, hist, handle);
 }
 
