@@ -708,7 +708,9 @@ __device__ __forceinline__ double FusedBlockRow(const double *dblock, int bs, in
    tile, first(i) returns the value the blocks apply to (and does the row's
    own work); after the block barrier then(i, tile, t0) reads the tile's
    values (thread t's at tile[t]). Every thread of the block calls it: the
-   barriers are inside. */
+   barriers are inside. Kernels pass lambdas that take their parameters by
+   value: captured by reference, BiCGStab's product took 40 registers
+   against 32 (ptxas) and ran 7% slower on the H100 (1M rows). */
 template <class First, class Then>
 __device__ __forceinline__ void FusedBlockTiles(int n, int bs, const First &first, const Then &then)
 {

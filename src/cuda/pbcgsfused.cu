@@ -253,8 +253,8 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PBCGSStartBlockKernel(FusedMatVie
 {
   double acc[2] = {0.0, 0.0};
   FusedBlockTiles(
-    A.n, v.bs, [&](int i) { return guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i); },
-    [&](int i, const double *ws, int t0) {
+    A.n, v.bs, [=](int i) { return guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i); },
+    [=, &acc](int i, const double *ws, int t0) {
       const double r = FusedBlockRow(v.dblock, v.bs, i, ws, t0);
       v.r[i] = v.rstar[i] = v.p[i] = r;
       acc[0] += r * r;
@@ -269,8 +269,8 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PBCGSProductPBlockKernel(FusedMat
   double acc[1] = {0.0};
   if (FusedLoopKernelStopped(state)) return;
   FusedBlockTiles(
-    A.n, v.bs, [&](int i) { return FusedRowProduct(A, v.p, i); },
-    [&](int i, const double *ys, int t0) {
+    A.n, v.bs, [=](int i) { return FusedRowProduct(A, v.p, i); },
+    [=, &acc](int i, const double *ys, int t0) {
       const double y = FusedBlockRow(v.dblock, v.bs, i, ys, t0);
       v.v[i]         = y;
       acc[0] += y * v.rstar[i];
@@ -290,10 +290,10 @@ __device__ __forceinline__ void PBCGSProductSBlockTiles(const FusedMatView &A, c
       return FusedRowProductOf(A, next_s, i);
     },
     [&](int i, const double *ys, int t0) {
-      const double t = FusedBlockRow(v.dblock, v.bs, i, ys, t0);
+      const double r0 = v.rstar[i], t = FusedBlockRow(v.dblock, v.bs, i, ys, t0); /* r0* before the stores: they may alias it */
       if (s_out) s_out[i] = s;
       v.t[i] = t;
-      PBCGSAddSums(acc, s, t, v.rstar[i]);
+      PBCGSAddSums(acc, s, t, r0);
     });
 }
 

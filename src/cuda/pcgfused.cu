@@ -302,12 +302,12 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGStartBlockKernel(FusedMatView 
   double acc[2] = {0.0, 0.0};
   FusedBlockTiles(
     A.n, v.bs,
-    [&](int i) {
+    [=](int i) {
       const double r = guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i);
       v.r[i]         = r;
       return r;
     },
-    [&](int i, const double *rs, int t0) {
+    [=, &acc](int i, const double *rs, int t0) {
       const double r = rs[threadIdx.x], z = FusedBlockRow(v.dblock, v.bs, i, rs, t0);
       v.p[i] = z;
       acc[0] += r * z;
@@ -323,14 +323,14 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGUpdateBlockKernel(int n, Fused
   if (PCGLoopUpdateBegins(v, state, sums, hist, &alpha, &beta)) return; /* the same verdict in every thread */
   FusedBlockTiles(
     n, v.bs,
-    [&](int i) {
+    [=, &p](int i) {
       const double r = __fma_rn(-alpha, v.y[i], v.r[i]);
       p              = v.p[i];
       v.x[i]         = __fma_rn(alpha, p, v.x[i]);
       v.r[i]         = r;
       return r;
     },
-    [&](int i, const double *rs, int t0) {
+    [=, &acc, &p](int i, const double *rs, int t0) {
       const double r = rs[threadIdx.x], z = FusedBlockRow(v.dblock, v.bs, i, rs, t0);
       v.p[i] = __fma_rn(beta, p, z);
       acc[RZ] += r * z;
@@ -347,13 +347,13 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGProductBlockKernel(FusedMatVie
   if (PCGLoopProductStopped(state, handle)) return;
   FusedBlockTiles(
     A.n, v.bs,
-    [&](int i) {
+    [=, &p](int i) {
       p              = v.p[i]; /* before the row's product, as PCGProductRow */
       const double y = FusedRowProduct(A, v.p, i);
       v.y[i]         = y;
       return y;
     },
-    [&](int i, const double *ys, int t0) {
+    [=, &acc, &p](int i, const double *ys, int t0) {
       const double y = ys[threadIdx.x];
       acc[0] += p * y;
       acc[1] += y * FusedBlockRow(v.dblock, v.bs, i, ys, t0);
