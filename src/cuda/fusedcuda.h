@@ -266,6 +266,8 @@ typedef struct {
   double       *x, *b, *r, *z0, *w, *tmp, *V; /* V: restart vectors of length n, one after another */
   double       *w2; /* the device loop's second w: step j writes w (j even) or w2 (j odd) */
   const double *d;
+  const double *dblock; /* left point-block Jacobi's inverse blocks of bs rows (as FusedPCGVecs'), else NULL */
+  int           bs;
   int           right; /* right preconditioning */
   /* a PC applied between the kernels: the product reads tmp = B z_j (right)
      or writes A z_j to tmp for the caller's w = B tmp (left); d is NULL */

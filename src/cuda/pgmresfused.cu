@@ -30,6 +30,31 @@ __global__ void PGMRESStartKernel(FusedMatView A, FusedPGMRESVecs v, int guess_z
   FusedReduce<1>(acc, partials, sums, ticket, 0);
 }
 
+/* ---- left point-block Jacobi (v.dblock, v.bs; FUSED_TILE_LOOP): B applies
+   to a tile of A's products after one block barrier. Kernels of their own,
+   so that the others keep their registers. */
+
+/* PGMRESStartKernel with left point-block Jacobi */
+__global__ void __launch_bounds__(FUSED_BLOCK) PGMRESStartBlockKernel(FusedMatView A, FusedPGMRESVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[1] = {0.0};
+  FusedBlockTiles(
+    A.n, v.bs, [=](int i) { return guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i); },
+    [=, &acc](int i, const double *ws, int t0) {
+      const double r = FusedBlockRow(v.dblock, v.bs, i, ws, t0);
+      v.r[i]         = r;
+      acc[0] += r * r;
+    });
+  FusedReduce<1>(acc, partials, sums, ticket, 0);
+}
+
+/* w = B (A in) with point-block Jacobi */
+__global__ void __launch_bounds__(FUSED_BLOCK) PGMRESSpMVBlockKernel(FusedMatView A, double *w, const double *in, FusedPGMRESVecs v)
+{
+  FusedBlockTiles(
+    A.n, v.bs, [=](int i) { return FusedRowProduct(A, in, i); }, [=](int i, const double *ys, int t0) { w[i] = FusedBlockRow(v.dblock, v.bs, i, ys, t0); });
+}
+
 /* out = scale * d .* in (d may be NULL) */
 __global__ void PGMRESScaleKernel(int n, double *out, const double *in, double scale, const double *d)
 {
@@ -135,10 +160,23 @@ static double *PGMRESCoefficients(FusedCUDA ctx)
   return ctx->sums + ctx->maxsums / 2;
 }
 
+/* point-block Jacobi: left, and blocks that tile the rows */
+static int PGMRESCheckBlocks(FusedCUDA ctx, const FusedPGMRESVecs *v)
+{
+  if (v->right || v->d || v->pc_between) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "pgmresfused fuses point-block Jacobi as a left preconditioner alone");
+  return FusedCheckBlocks(ctx, v->bs);
+}
+
 extern "C" int FusedPGMRESStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int guess_zero)
 {
   if (!guess_zero)
     if (int err = FusedLongRowsBefore(A, v->x, ctx->stream)) return err;
+  if (v->dblock) {
+    if (int err = PGMRESCheckBlocks(ctx, v)) return err;
+    PGMRESStartBlockKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
+    FUSED_CUDA_CHECK_LAUNCH("PGMRESStartBlockKernel");
+    return FUSED_CUDA_OK;
+  }
   PGMRESStartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, guess_zero, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESStartKernel");
   return FUSED_CUDA_OK;
@@ -151,6 +189,12 @@ extern "C" int FusedPGMRESProduct(FusedCUDA ctx, FusedDevMat A, const FusedPGMRE
   const double *in = j == 0 ? v->z0 : v->V + (size_t)(j - 1) * ctx->n;
   if (v->right && (v->d || v->pc_between)) in = v->tmp;
   if (int err = FusedLongRowsBefore(A, in, ctx->stream)) return err;
+  if (v->dblock) {
+    if (int err = PGMRESCheckBlocks(ctx, v)) return err;
+    PGMRESSpMVBlockKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, v->w, in, *v);
+    FUSED_CUDA_CHECK_LAUNCH("PGMRESSpMVBlockKernel");
+    return FUSED_CUDA_OK;
+  }
   PGMRESSpMVKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, (v->pc_between && !v->right) ? v->tmp : v->w, in, v->right ? NULL : v->d);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESSpMVKernel");
   return FUSED_CUDA_OK;
@@ -526,6 +570,28 @@ __global__ void PGMRESLoopApplyKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESL
   FUSED_GRID_LOOP(i, n)(void) PGMRESStepRow<FusedStoredGathered<8>, false>(A, v, j, scale, xi, sv, NULL, 0, i, 0);
 }
 
+/* PGMRESLoopApplyKernel with left point-block Jacobi: w' = B (scale A in)
+   from the tile; the row's own work (the normalization, r) as PGMRESStepRow's.
+   The DIA loads not gathered: gathered, the kernel spilled 12 bytes (ptxas). */
+__global__ void __launch_bounds__(FUSED_BLOCK) PGMRESLoopApplyBlockKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, const FusedLoopState *state)
+{
+  if (FusedLoopKernelStopped(state)) return;
+  const int            j = gs->j, n = A.n;
+  const double         scale = j ? gs->inv_r : 1.0, xi = gs->xi;
+  const PGMRESStepVecs sv = PGMRESStepVectors(v, j, n);
+  FusedBlockTiles(
+    n, v.bs,
+    [=](int i) {
+      if (j) {
+        const double u = scale * sv.w_prev[i];
+        sv.v_prev[i]   = u;
+        v.r[i]         = v.r[i] - xi * u;
+      }
+      return scale * FusedRowProductOf(A, FusedStored{sv.in}, i);
+    },
+    [=](int i, const double *ys, int t0) { sv.w_new[i] = FusedBlockRow(v.dblock, v.bs, i, ys, t0); });
+}
+
 /* The long rows' rest of the operator's input of step j, before PGMRESLoopApplyKernel */
 __global__ void PGMRESLongRowsKernel(FusedMatView A, FusedPGMRESVecs v, const PGMRESLoopState *gs, const FusedLoopState *state)
 {
@@ -771,13 +837,14 @@ static int PGMRESBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditiona
 {
   const PGMRESLoopArgs *args  = (const PGMRESLoopArgs *)args_;
   const FusedLoopState *state = ctx->state;
+  auto                  apply = args->v.dblock ? PGMRESLoopApplyBlockKernel : PGMRESLoopApplyKernel;
   int                   ga, gp, go;
-  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopApplyKernel, 0, &ga)) return err;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)apply, 0, &ga)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopProductKernel, 0, &gp)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopOrthogKernel, args->smem, &go)) return err;
   if (args->A.lrows.nchunks)
     if (int err = FusedLaunchLoopKernel(ctx, PGMRESLongRowsKernel, FusedLongRowsGrid(args->A.lrows), 0, args->A, args->v, (const PGMRESLoopState *)args->gs, state)) return err;
-  if (int err = FusedLaunchLoopKernel(ctx, PGMRESLoopApplyKernel, ga, 0, args->A, args->v, args->gs, state)) return err;
+  if (int err = FusedLaunchLoopKernel(ctx, apply, ga, 0, args->A, args->v, args->gs, state)) return err;
   if (int err = FusedLaunchLoopKernel(ctx, PGMRESLoopProductKernel, gp, 0, args->A, args->v, args->gs, ctx->partials, ctx->sums, ctx->ticket, state)) return err;
   return FusedLaunchLoopKernel(ctx, PGMRESLoopOrthogKernel, go, args->smem, args->A, args->v, args->gs, args->base, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
 }
@@ -808,6 +875,9 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
   const FusedLoopPrologue  first      = {PGMRESQueueFirstStart, &first_args};
   const FusedLoopPrologue *prologue   = conv->judge_first ? &first : NULL;
   if (conv->judge_first && (its0 != 0 || v->right)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device tests only the first cycle's start, with left preconditioning (from iteration %d)", its0);
+  if (v->dblock && single_kernel) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no point-block Jacobi");
+  if (v->dblock)
+    if (int err = PGMRESCheckBlocks(ctx, v)) return err;
   if (single_kernel) {
     FusedMatView     view = A->view;
     FusedPGMRESVecs  vecs = *v;

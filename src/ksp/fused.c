@@ -122,14 +122,18 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
       fused->dinv_pmat_id    = id;
       fused->dinv_pmat_state = state;
     }
-  } else if (ispbjacobi && fused->device_pbjacobi && bs <= FUSED_PBJACOBI_MAX_BS && nlocal % bs == 0) {
-    fused->pcplace   = KSP_FUSED_PC_PBJACOBI;
-    fused->dblock_bs = bs;
-    PetscCall(PetscSNPrintf(fused->pcplace_text, sizeof(fused->pcplace_text), "point-block Jacobi (blocks of %" PetscInt_FMT " rows), fused into the vector updates", bs));
-    fused->pcplace_why = fused->pcplace_text;
   } else if (ispbjacobi && fused->device_pbjacobi) {
-    fused->pcplace = KSP_FUSED_PC_HOST;
-    PetscCall(PetscSNPrintf(fused->pcplace_text, sizeof(fused->pcplace_text), "on the host through PCApply(): point-block Jacobi is fused for blocks of at most %d rows that tile each rank's rows, these have %" PetscInt_FMT, FUSED_PBJACOBI_MAX_BS, bs));
+    if (bs > FUSED_PBJACOBI_MAX_BS || nlocal % bs) {
+      fused->pcplace = KSP_FUSED_PC_HOST;
+      PetscCall(PetscSNPrintf(fused->pcplace_text, sizeof(fused->pcplace_text), "on the host through PCApply(): point-block Jacobi is fused for blocks of at most %d rows that tile each rank's rows, these have %" PetscInt_FMT, FUSED_PBJACOBI_MAX_BS, bs));
+    } else if (fused->pbjacobi_left_only && ksp->pc_side == PC_RIGHT) {
+      fused->pcplace = KSP_FUSED_PC_HOST;
+      PetscCall(PetscSNPrintf(fused->pcplace_text, sizeof(fused->pcplace_text), "on the host through PCApply(): %s fuses point-block Jacobi as a left preconditioner only", ((PetscObject)ksp)->type_name));
+    } else {
+      fused->pcplace   = KSP_FUSED_PC_PBJACOBI;
+      fused->dblock_bs = bs;
+      PetscCall(PetscSNPrintf(fused->pcplace_text, sizeof(fused->pcplace_text), "point-block Jacobi (blocks of %" PetscInt_FMT " rows), fused into the vector updates", bs));
+    }
     fused->pcplace_why = fused->pcplace_text;
   } else {
     fused->pcplace     = KSP_FUSED_PC_HOST;

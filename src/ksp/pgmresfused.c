@@ -101,7 +101,8 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp, PetscBool device_loop)
 
   PetscFunctionBegin;
   gm->k = 0;
-  if (device_loop && gm->steps->start_loop && !gm->fused.x_device && ksp->pc_side == PC_LEFT && KSPFusedCUDAFirstTestOnDevice(ksp, PETSC_TRUE, &reference)) {
+  /* the device forms b's norm for the first test with Jacobi or none, not point-block Jacobi */
+  if (device_loop && gm->steps->start_loop && !gm->fused.x_device && ksp->pc_side == PC_LEFT && KSPFusedCUDAFirstTestOnDevice(ksp, (PetscBool)(gm->fused.pcplace != KSP_FUSED_PC_PBJACOBI), &reference)) {
     PetscBool tested, start_on_host;
 
     /* the solve's first start, tested on the device; where the device hands
@@ -218,7 +219,8 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
       device_loop        = PETSC_FALSE;
       gm->fused.loop_why = "one host look per step: the restart exceeds the device loop's " PetscStringize(FUSED_PGMRES_LOOP_MAX_RESTART);
     } else if (device_loop) {
-      if (!gm->fused.single_kernel) gm->fused.loop_why = "on the device, from a CUDA graph of three kernels per Arnoldi step (-ksp_fused_single_kernel_rows); the host looks at each cycle's start and end and where the test stops it";
+      if (gm->fused.pcplace == KSP_FUSED_PC_PBJACOBI) gm->fused.loop_why = "on the device, from a CUDA graph of three kernels per Arnoldi step (the single kernel has no point-block Jacobi); the host looks at each cycle's start and end and where the test stops it";
+      else if (!gm->fused.single_kernel) gm->fused.loop_why = "on the device, from a CUDA graph of three kernels per Arnoldi step (-ksp_fused_single_kernel_rows); the host looks at each cycle's start and end and where the test stops it";
       else gm->fused.loop_why = "on the device, in one cooperative kernel with two grid barriers per Arnoldi step (-ksp_fused_single_kernel_rows); where the basis fits in shared memory (about 100,000 rows at restart 30 on an H100; restart at most " PetscStringize(FUSED_PGMRES_CYCLES_MAX_RESTART) ") the kernel also ends each cycle and starts the next, else the host does; the host looks where the test stops it";
     }
   }
@@ -426,6 +428,9 @@ static PetscErrorCode KSPView_PGMRESFused(KSP ksp, PetscViewer viewer)
    unpreconditioned with right preconditioning) and convergence inside a cycle needs no extra work. `KSPGMRESSetRestart()`
    and `KSPGMRESSetCGSRefinementType()` work on this type too.
 
+   `PCNONE` and `PCJACOBI` are fused, and `PCPBJACOBI` (blocks of up to 16 rows) as a left preconditioner; any other
+   `PC` runs through `PCApply()`, and `KSPView()` says where.
+
    Level: intermediate
 
 .seealso: `KSPGMRES`, `KSPPGMRES`, `KSPPCGFUSED`, `KSPPBCGSFUSED`, `KSPPGMRESFusedSetRestart()`
@@ -443,7 +448,9 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PGMRESFused(KSP ksp)
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 3));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
   PetscCall(KSPFusedComposeBackend(ksp, &gm->fused, "pipelined simpler GMRES (Walker-Zhou, Rupp et al. 2015), classical Gram-Schmidt"));
-  gm->fused.device_pc = PETSC_TRUE;
+  gm->fused.device_pc          = PETSC_TRUE;
+  gm->fused.device_pbjacobi    = PETSC_TRUE;
+  gm->fused.pbjacobi_left_only = PETSC_TRUE;
   /* measured on an H100: one cooperative kernel per cycle is faster up to
      262,144 rows, the graph of three kernels per step from 1M rows */
   gm->fused.single_kernel_rows = 1 << 19;

@@ -3,7 +3,8 @@
    solve, and only the sums of each step come to the host. */
 #include "ksp/pgmresfusedimpl.h"
 
-/* workspace vectors after the Jacobi diagonal; the basis follows them */
+/* workspace vectors after the Jacobi diagonal; the basis follows them, and
+   with point-block Jacobi its inverse blocks follow the basis (bs vectors' room) */
 enum { GM_VEC_X = 1, GM_VEC_B, GM_VEC_R, GM_VEC_Z0, GM_VEC_W, GM_VEC_TMP, GM_VEC_W2, GM_VEC_V };
 
 static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
@@ -20,6 +21,8 @@ static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
   v.w2    = FusedCUDAVec(ctx, GM_VEC_W2);
   v.V     = FusedCUDAVec(ctx, GM_VEC_V);
   v.d     = gm->fused.pcplace == KSP_FUSED_PC_JACOBI ? FusedCUDAVec(ctx, FUSED_VEC_DINV) : NULL;
+  v.dblock = gm->fused.pcplace == KSP_FUSED_PC_PBJACOBI ? FusedCUDAVec(ctx, (int)(GM_VEC_V + gm->restart)) : NULL;
+  v.bs     = v.dblock ? (int)gm->fused.dblock_bs : 1;
   v.right = ksp->pc_side == PC_RIGHT;
   v.pc_between = gm->fused.pcplace == KSP_FUSED_PC_DEVICE;
   return v;
@@ -38,8 +41,9 @@ static PetscErrorCode PGMRESFusedQueueStart_CUDA(KSP ksp, KSP_PGMRESFused *gm)
     char what[160];
 
     PetscCall(PetscSNPrintf(what, sizeof(what), "pgmresfused with restart %" PetscInt_FMT " (a smaller -ksp_pgmresfused_restart needs less)", m));
-    PetscCall(KSPFusedCUDAPrepare(ksp, fused, GM_VEC_V + m, 2 * PetscMax(m + 1, GMRES_NSUMS), what));
+    PetscCall(KSPFusedCUDAPrepare(ksp, fused, GM_VEC_V + m + (fused->pcplace == KSP_FUSED_PC_PBJACOBI ? fused->dblock_bs : 0), 2 * PetscMax(m + 1, GMRES_NSUMS), what));
     v = PGMRESFusedDeviceVecs(ksp, gm);
+    if (v.dblock) PetscCall(KSPFusedCUDABlockDiagonalToDevice(ksp, fused, GM_VEC_V + m, v.w, v.tmp)); /* w and tmp are free until the first product */
     PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
   }
   v = PGMRESFusedDeviceVecs(ksp, gm);
