@@ -1,5 +1,6 @@
 /* pbcgsfused, CUDA backend: the steps of pbcgsfusedimpl.h as kernels on
    vectors that stay on the device for the whole solve (src/cuda/pbcgsfused.cu). */
+#include <string.h>
 #include "ksp/pbcgsfusedimpl.h"
 
 /* workspace vectors after the Jacobi diagonal; device sums: the two
@@ -19,6 +20,8 @@ static FusedPBCGSVecs PBCGSFusedDeviceVecs(KSP_PBCGSFused *bcgs)
   FusedCUDA      ctx = bcgs->fused.work.cuda;
   FusedPBCGSVecs v;
 
+  /* the padding too: the device loop compares its kernels' arguments bytewise */
+  memset(&v, 0, sizeof(v));
   v.x     = FusedCUDAVec(ctx, BCGS_VEC_X);
   v.b     = FusedCUDAVec(ctx, BCGS_VEC_B);
   v.r     = FusedCUDAVec(ctx, BCGS_VEC_R);

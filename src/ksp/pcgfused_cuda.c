@@ -1,5 +1,6 @@
 /* pcgfused, CUDA backend: the steps of pcgfusedimpl.h as kernels on vectors
    that stay on the device for the whole solve (src/cuda/pcgfused.cu). */
+#include <string.h>
 #include "ksp/pcgfusedimpl.h"
 
 /* workspace vectors after the Jacobi diagonal */
@@ -16,6 +17,8 @@ static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
   FusedCUDA    ctx = cg->fused.work.cuda;
   FusedPCGVecs v;
 
+  /* the padding too: the device loop compares its kernels' arguments bytewise */
+  memset(&v, 0, sizeof(v));
   v.x        = FusedCUDAVec(ctx, PCG_VEC_X);
   v.b        = FusedCUDAVec(ctx, PCG_VEC_B);
   v.r        = FusedCUDAVec(ctx, PCG_VEC_R);

@@ -1,6 +1,7 @@
 /* pgmresfused, CUDA backend: the steps of pgmresfusedimpl.h as kernels; the
    basis, the residual and the iterate stay on the device for the whole
    solve, and only the sums of each step come to the host. */
+#include <string.h>
 #include "ksp/pgmresfusedimpl.h"
 
 /* workspace vectors after the Jacobi diagonal; the basis follows them, and
@@ -12,6 +13,8 @@ static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
   FusedCUDA       ctx = gm->fused.work.cuda;
   FusedPGMRESVecs v;
 
+  /* the padding too: the device loop compares its kernels' arguments bytewise */
+  memset(&v, 0, sizeof(v));
   v.x     = FusedCUDAVec(ctx, GM_VEC_X);
   v.b     = FusedCUDAVec(ctx, GM_VEC_B);
   v.r     = FusedCUDAVec(ctx, GM_VEC_R);
