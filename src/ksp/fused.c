@@ -145,8 +145,6 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
   fused->pc_applies  = 0;
   fused->pc_copies   = 0.0;
   PetscCall(KSPFusedChooseBackend(ksp, fused));
-  /* the CUDA backend forms the inverse blocks on the device where it can (KSPFusedCUDABlockDiagonalToDevice()) */
-  if (fused->pcplace == KSP_FUSED_PC_PBJACOBI && fused->backend == KSP_FUSED_BACKEND_REFERENCE) PetscCall(KSPFusedBlockDiagonal(ksp, fused));
   PetscFunctionReturn(0);
 }
 

@@ -39,6 +39,8 @@ static PetscErrorCode PCGFusedStart_Reference(KSP ksp, KSP_PCGFused *cg, PetscSc
     PetscCall(VecAYPX(cg->r, -1.0, ksp->vec_rhs));
   }
   if (fused->pcplace == KSP_FUSED_PC_HOST) PetscCall(KSP_PCApply(ksp, cg->r, cg->z));
+  /* the blocks the steps below apply (the other methods' reference steps apply the PC itself) */
+  if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) PetscCall(KSPFusedBlockDiagonal(ksp, fused));
   PetscCall(VecGetLocalSize(cg->r, &n));
   PetscCall(VecGetArrayRead(cg->r, &r));
   PetscCall(VecGetArrayWrite(cg->p, &p));
