@@ -206,6 +206,13 @@ static inline FUSED_HOST_DEVICE void FusedPCGNullSpaceFold(const double *sums, i
   *yw = w;
   *yz = z;
 }
+/* |w - sum_k c_k n_k|^2 from |w|^2 and c_k = <w, n_k> (orthonormal n_k),
+   the same operations on the host and the device */
+static inline FUSED_HOST_DEVICE double FusedNullSpaceFoldSquare(double ww, const double *c, int m)
+{
+  for (int k = 0; k < m; k++) ww = ww - FUSED_MUL_RN(c[k], c[k]);
+  return ww;
+}
 /* Fused point-block Jacobi: the inverse diagonal blocks of bs rows, stored
    row by row (dblock[i * bs + k]: row i's entry in column k of its block;
    blocks start at local row 0). Up to FUSED_PBJACOBI_MAX_BS rows a block. */
@@ -273,7 +280,20 @@ typedef struct {
      or writes A z_j to tmp for the caller's w = B tmp (left); d is NULL */
   int           pc_between;
 } FusedPGMRESVecs;
+/* The operator's null space (ns: NULL or ns->m = 0 for none; left, with
+   Jacobi or none) goes beside the vectors, not in them: a larger argument
+   changed the other kernels' code (the single kernel of a cycle lost 28 of
+   its 230 registers and 8% of its speed on the H100). The start makes r =
+   B (b - A x) less its part there (one more synchronization per cycle);
+   each orthogonalization sums <w, n_k> beside <w,w>, <w,r>, <r,r>, and the
+   normalization subtracts sum_k ns->coef[k] n_k from w. Every other vector
+   the steps form is a combination of these, so the products with the
+   basis and with r need no correction. */
 int FusedPGMRESStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int guess_zero);
+/* with a null space: the start's <r, n_k> to the first ns->m sums; then,
+   their global values in ns->coef, r -= sum_k coef_k n_k and <r,r> to the first */
+int FusedPGMRESStartNullSums(FusedCUDA ctx, const FusedPGMRESVecs *v, const FusedNullSpace *ns);
+int FusedPGMRESStartProject(FusedCUDA ctx, const FusedPGMRESVecs *v, const FusedNullSpace *ns);
 /* z_0 = scale r (j = 0); returns in *in the vector the product of step j
    reads (tmp = d .* z_j with right Jacobi), whose ghosts the caller
    exchanges before FusedPGMRESProduct() */
@@ -283,8 +303,8 @@ int FusedPGMRESMDot(FusedCUDA ctx, const FusedPGMRESVecs *v, int j);
 /* pc_between: <r,r> into the first sum, after the caller's r = B (b - A x); and y += x */
 int FusedPGMRESNorm(FusedCUDA ctx, const FusedPGMRESVecs *v);
 int FusedPGMRESAddTo(FusedCUDA ctx, double *y, const double *x);
-int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, const double *h);
-int FusedPGMRESNormalize(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, double xi);
+int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, const double *h, const FusedNullSpace *ns);
+int FusedPGMRESNormalize(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, double xi, const FusedNullSpace *ns);
 /* y += B^{right} sum_{i<k} t_i z_i, y a device vector */
 int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const double *t, double *y);
 /* Arnoldi steps 0, 1, ... of one cycle on the device, from a CUDA graph of two
@@ -301,10 +321,12 @@ int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const doub
    steps of that cycle; R (restart x restart, column-major) and xi of those; *pending 1 when
    step *steps was stopped after its orthogonalization, with products[0..j]
    (<v_l, w> for l < j, then <w, w>; restart + 1 room) and orth (<w,w>, <w,r>,
-   <r,r> after it) of that step. */
+   <r,r> after it, with a null space |w|^2 of w less its part there and
+   <w, n_k> after the three) of that step. The single kernel removes no
+   null space. */
 #define FUSED_PGMRES_LOOP_MAX_RESTART 4096 /* its Hessenberg column sits in shared memory */
 #define FUSED_PGMRES_CYCLES_MAX_RESTART 64 /* the single kernel ends cycles up to this restart: each block copies R to shared memory for the back solve */
-int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int restart, double breakdowntol, const FusedConvergence *conv, int *its0, int single_kernel, double *R, double *xi, double *products, double orth[3], int *steps, int *pending, int *start_on_host);
+int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0, int single_kernel, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host);
 /* With conv->judge_first (left preconditioning, from iteration 0) the loop
    goes on from the start itself (FusedPGMRESStart(), not waited for): it
    tests iteration 0 and makes z_0, or hands the start to the host

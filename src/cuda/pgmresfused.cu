@@ -91,10 +91,22 @@ __global__ void PGMRESFinishKernel(const double *partials, int nblocks, double *
   if (threadIdx.x == 0) sums[blockIdx.x] = acc[0];
 }
 
-/* w -= sum_{l<j} h_l V_l; <w,w>, <w,r>, <r,r> */
-__global__ void PGMRESOrthogKernel(int n, FusedPGMRESVecs v, int j, const double *h, double *partials, double *sums, unsigned int *ticket)
+/* Row i of w less its part in the null space, w_i - sum_k c_k n_k(i), for
+   NS basis vectors at most (ns.m of them) */
+template <int NS>
+__device__ __forceinline__ double PGMRESLessNullSpace(const FusedNullSpace &ns, const double *c, double w, int i)
 {
-  double acc[3] = {0.0, 0.0, 0.0};
+#pragma unroll
+  for (int k = 0; k < NS; k++)
+    if (k < ns.m) w -= c[k] * FusedNullSpaceBasis(ns, k, i);
+  return w;
+}
+
+/* w -= sum_{l<j} h_l V_l; <w,w>, <w,r>, <r,r>, and with a null space <w, n_k> */
+template <int NS>
+__global__ void PGMRESOrthogKernel(int n, FusedPGMRESVecs v, FusedNullSpace ns, int j, const double *h, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[3 + NS] = {0.0};
   FUSED_GRID_LOOP(i, n)
   {
     double w = v.w[i];
@@ -104,20 +116,51 @@ __global__ void PGMRESOrthogKernel(int n, FusedPGMRESVecs v, int j, const double
     acc[0] += w * w;
     acc[1] += w * r;
     acc[2] += r * r;
+#pragma unroll
+    for (int k = 0; k < NS; k++)
+      if (k < ns.m) acc[3 + k] += w * FusedNullSpaceBasis(ns, k, i);
   }
-  FusedReduce<3>(acc, partials, sums, ticket, 0);
+  FusedReduce<3 + NS>(acc, partials, sums, ticket, 0);
 }
 
-/* v_j = scale w, r -= xi v_j */
-__global__ void PGMRESNormalizeKernel(int n, FusedPGMRESVecs v, int j, double scale, double xi)
+/* v_j = scale (w - sum_k coef_k n_k), r -= xi v_j */
+__global__ void PGMRESNormalizeKernel(int n, FusedPGMRESVecs v, FusedNullSpace ns, int j, double scale, double xi)
 {
   double *vj = v.V + (size_t)j * n;
   FUSED_GRID_LOOP(i, n)
   {
-    const double u = scale * v.w[i];
+    const double u = scale * PGMRESLessNullSpace<FUSED_NULLSPACE_MAX>(ns, ns.coef, v.w[i], i);
     vj[i]          = u;
     v.r[i] -= xi * u;
   }
+}
+
+/* the start's <r, n_k>, k < NS (the rest of the NS sums zero) */
+template <int NS>
+__global__ void PGMRESStartNullSumsKernel(int n, FusedPGMRESVecs v, FusedNullSpace ns, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[NS] = {0.0};
+  FUSED_GRID_LOOP(i, n)
+  {
+    const double r = v.r[i];
+#pragma unroll
+    for (int k = 0; k < NS; k++)
+      if (k < ns.m) acc[k] += r * FusedNullSpaceBasis(ns, k, i);
+  }
+  FusedReduce<NS>(acc, partials, sums, ticket, 0);
+}
+
+/* r -= sum_k coef_k n_k; <r,r> */
+__global__ void PGMRESStartProjectKernel(int n, FusedPGMRESVecs v, FusedNullSpace ns, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[1] = {0.0};
+  FUSED_GRID_LOOP(i, n)
+  {
+    const double r = PGMRESLessNullSpace<FUSED_NULLSPACE_MAX>(ns, ns.coef, v.r[i], i);
+    v.r[i]         = r;
+    acc[0] += r * r;
+  }
+  FusedReduce<1>(acc, partials, sums, ticket, 0);
 }
 
 /* Basis entries whose loads a row of the update or of the graph's
@@ -254,8 +297,17 @@ extern "C" int FusedPGMRESMDot(FusedCUDA ctx, const FusedPGMRESVecs *v, int j)
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, const double *h)
+/* the null space of ns, none where ns is NULL */
+static FusedNullSpace PGMRESNullSpace(const FusedNullSpace *ns)
 {
+  FusedNullSpace none;
+  memset(&none, 0, sizeof(none));
+  return ns ? *ns : none;
+}
+
+extern "C" int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, const double *h, const FusedNullSpace *ns_)
+{
+  const FusedNullSpace ns = PGMRESNullSpace(ns_);
   double *hd = PGMRESCoefficients(ctx);
   /* through pinned staging, so the copy needs no wait: the caller's next
      step waits for the sums anyway before the staging is used again */
@@ -263,14 +315,33 @@ extern "C" int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j,
     memcpy(ctx->coef_host, h, sizeof(double) * j);
     FUSED_CUDA_CHECK(cudaMemcpyAsync(hd, ctx->coef_host, sizeof(double) * j, cudaMemcpyHostToDevice, ctx->stream));
   }
-  PGMRESOrthogKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, j, hd, ctx->partials, ctx->sums, ctx->ticket);
+  if (ns.m < 0 || ns.m > FUSED_NULLSPACE_MAX) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a null space of %d vectors (at most %d)", ns.m, FUSED_NULLSPACE_MAX);
+  if (ns.m == 0) PGMRESOrthogKernel<0><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ns, j, hd, ctx->partials, ctx->sums, ctx->ticket);
+  else if (ns.m == 1) PGMRESOrthogKernel<1><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ns, j, hd, ctx->partials, ctx->sums, ctx->ticket);
+  else PGMRESOrthogKernel<FUSED_NULLSPACE_MAX><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ns, j, hd, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESOrthogKernel");
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPGMRESNormalize(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, double xi)
+extern "C" int FusedPGMRESStartNullSums(FusedCUDA ctx, const FusedPGMRESVecs *v, const FusedNullSpace *ns)
 {
-  PGMRESNormalizeKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, j, scale, xi);
+  if (!ns || ns->m < 1 || ns->m > FUSED_NULLSPACE_MAX) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a null space of %d vectors (1 to %d)", ns ? ns->m : 0, FUSED_NULLSPACE_MAX);
+  PGMRESStartNullSumsKernel<FUSED_NULLSPACE_MAX><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, *ns, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PGMRESStartNullSumsKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPGMRESStartProject(FusedCUDA ctx, const FusedPGMRESVecs *v, const FusedNullSpace *ns)
+{
+  if (!ns || ns->m < 1 || ns->m > FUSED_NULLSPACE_MAX) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a null space of %d vectors (1 to %d)", ns ? ns->m : 0, FUSED_NULLSPACE_MAX);
+  PGMRESStartProjectKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, *ns, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PGMRESStartProjectKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPGMRESNormalize(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, double xi, const FusedNullSpace *ns)
+{
+  PGMRESNormalizeKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, PGMRESNullSpace(ns), j, scale, xi);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESNormalizeKernel");
   return FUSED_CUDA_OK;
 }
@@ -312,6 +383,7 @@ struct PGMRESLoopState {
   int    restart;
   double breakdowntol;
   double inv_r, xi; /* of step j-1, which the product of step j normalizes */
+  FusedNullSpace ns; /* the operator's null space (m = 0: none); coef: <w, n_k> of step j-1's w */
 };
 
 static size_t PGMRESLoopStateBytes(int restart)
@@ -456,8 +528,8 @@ __device__ __forceinline__ int PGMRESSumPartials(const double *partials, int G, 
    reads. ROW_LOADS_FIRST: as in PGMRESProductPart(), for r. BATCH: basis
    entries loaded before their subtractions (PGMRES_BASIS_BATCH), or 1: the
    compiler's own interleaving, in the single kernels. */
-template <bool ROW_LOADS_FIRST, int BATCH = 1>
-__device__ __forceinline__ void PGMRESOrthogPart(int n, const FusedPGMRESVecs &v, int j, const double *h, double (&acc)[3], const double *sV, int R)
+template <bool ROW_LOADS_FIRST, int BATCH = 1, int NS = 0>
+__device__ __forceinline__ void PGMRESOrthogPart(int n, const FusedPGMRESVecs &v, int j, const double *h, double (&acc)[3 + NS], const double *sV, int R, const FusedNullSpace *ns = nullptr)
 {
   double *w = PGMRESStepVectors(v, j, n).w_new; /* the products' w' */
   for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += gridDim.x * blockDim.x, k++) {
@@ -488,6 +560,9 @@ __device__ __forceinline__ void PGMRESOrthogPart(int n, const FusedPGMRESVecs &v
     acc[0] += wi * wi;
     acc[1] += wi * r;
     acc[2] += r * r;
+#pragma unroll
+    for (int q = 0; q < NS; q++)
+      if (q < ns->m) acc[3 + q] += wi * FusedNullSpaceBasis(*ns, q, i);
   }
 }
 
@@ -525,9 +600,12 @@ __device__ __forceinline__ int PGMRESVerdict(const FusedConvergence &conv, int i
 }
 
 /* One thread records the verdict: the residual history, and R's column and
-   xi (committed) or the step's sums for the host (pending) */
-__device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState *state, double *hist, double *sums, int base, int j, int verdict, const double *h, const double o[3], double rnorm)
+   xi (committed) or the step's sums for the host (pending); with a null
+   space its m coefficients for the next normalization (the reduction left
+   them after the three sums, where the host finds them too) */
+__device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState *state, double *hist, double *sums, int base, int j, int verdict, const double *h, const double o[3], double rnorm, const double *ns_coef = nullptr, int ns_m = 0)
 {
+  for (int k = 0; k < ns_m; k++) gs->ns.coef[k] = ns_coef[k];
   const int m = gs->restart, it = gs->its0 + j;
   double   *R = PGMRESLoopR(gs), *xis = R + (size_t)m * m;
 
@@ -570,6 +648,59 @@ __global__ void PGMRESLoopApplyKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESL
   FUSED_GRID_LOOP(i, n)(void) PGMRESStepRow<FusedStoredGathered<8>, false>(A, v, j, scale, xi, sv, NULL, 0, i, 0);
 }
 
+/* The operator's input of step j with a null space: w_prev less its part
+   there (the last orthogonalization's <w, n_k>; none at j = 0, where the
+   input is z_0), entry by entry. v_{j-1} is made by the same kernel, so the
+   product forms the entries it reads on the fly; A v_{j-1} is then exact
+   whether or not A n_k = 0 (PETSc projects whatever basis it is given). */
+template <int NS>
+struct PGMRESLessNullSpaceOf {
+  static constexpr bool gather = true;
+  static constexpr int  batch  = 8;
+  using Entry                  = double;
+  const double *__restrict__ p;
+  FusedNullSpace ns; /* its coef unused: c */
+  double         c[NS];
+  __device__ __forceinline__ double Load(int j) const { return PGMRESLessNullSpace<NS>(ns, c, p[j], j); }
+  __device__ __forceinline__ double Value(double e) const { return e; }
+  __device__ __forceinline__ double operator()(int j) const { return Load(j); }
+};
+
+template <int NS>
+__device__ __forceinline__ PGMRESLessNullSpaceOf<NS> PGMRESInputOf(const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int j, int n)
+{
+  PGMRESLessNullSpaceOf<NS> in;
+  in.p  = PGMRESStepVectors(v, j, n).in;
+  in.ns = gs->ns;
+#pragma unroll
+  for (int k = 0; k < NS; k++) in.c[k] = j && k < in.ns.m ? in.ns.coef[k] : 0.0;
+  return in;
+}
+
+/* PGMRESLoopApplyKernel with a null space of NS vectors at most (left
+   Jacobi or none): v_{j-1} = scale (w_prev - sum_k c_k n_k), r -= xi
+   v_{j-1}, w' = scale B A (w_prev - sum_k c_k n_k) */
+template <int NS>
+__global__ void PGMRESLoopApplyNullKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, const FusedLoopState *state)
+{
+  if (FusedLoopKernelStopped(state)) return;
+  const int                       j = gs->j, n = A.n;
+  const double                    scale = j ? gs->inv_r : 1.0, xi = gs->xi;
+  const PGMRESStepVecs            sv = PGMRESStepVectors(v, j, n);
+  const PGMRESLessNullSpaceOf<NS> in = PGMRESInputOf<NS>(v, gs, j, n);
+  FUSED_GRID_LOOP(i, n)
+  {
+    if (j) {
+      const double u = scale * in(i);
+      sv.v_prev[i]   = u;
+      v.r[i]         = v.r[i] - xi * u;
+    }
+    double y = scale * FusedRowProductOf(A, in, i);
+    if (v.d) y *= v.d[i];
+    sv.w_new[i] = y;
+  }
+}
+
 /* PGMRESLoopApplyKernel with left point-block Jacobi: w' = B (scale A in)
    from the tile; the row's own work (the normalization, r) as PGMRESStepRow's.
    The DIA loads not gathered: gathered, the kernel spilled 12 bytes (ptxas). */
@@ -596,7 +727,8 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PGMRESLoopApplyBlockKernel(FusedM
 __global__ void PGMRESLongRowsKernel(FusedMatView A, FusedPGMRESVecs v, const PGMRESLoopState *gs, const FusedLoopState *state)
 {
   if (FusedLoopKernelStopped(state)) return;
-  FusedLongRowsOf(A, FusedStored{PGMRESStepVectors(v, gs->j, A.n).in});
+  if (gs->ns.m) FusedLongRowsOf(A, PGMRESInputOf<FUSED_NULLSPACE_MAX>(v, gs, gs->j, A.n));
+  else FusedLongRowsOf(A, FusedStored{PGMRESStepVectors(v, gs->j, A.n).in});
 }
 
 /* the graph's second kernel: the products <v_l, w'> and <w', w'>; four
@@ -612,8 +744,12 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 4) PGMRESLoopProductKernel(FusedM
   if (threadIdx.x == 0) *ticket = 0;
 }
 
-/* the graph's third kernel: h (the second kernel's sums) in shared memory */
-__global__ void __launch_bounds__(FUSED_BLOCK, 5) PGMRESLoopOrthogKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, int base, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+/* the graph's third kernel: h (the second kernel's sums) in shared memory;
+   with a null space (NS basis vectors at most) |w|^2 is folded to that of
+   w less its part there before the verdict (its accumulators take
+   registers: fewer resident blocks, not spills) */
+template <int NS>
+__global__ void __launch_bounds__(FUSED_BLOCK, NS == 0 ? 5 : NS == 1 ? 4 : 2) PGMRESLoopOrthogKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, int base, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
   extern __shared__ double h[];
   if (FusedLoopKernelStopped(state)) {
@@ -621,20 +757,22 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 5) PGMRESLoopOrthogKernel(FusedMa
     if (blockIdx.x == 0 && threadIdx.x == 0) cudaGraphSetConditional(handle, 0);
     return;
   }
-  const int j      = gs->j;
-  double    acc[3] = {0.0, 0.0, 0.0};
-  int       bad    = 0;
+  const int j           = gs->j;
+  double    acc[3 + NS] = {0.0};
+  int       bad         = 0;
 
   for (int l = threadIdx.x; l <= j; l += blockDim.x) {
     h[l] = sums[l];
     bad |= l < j && !isfinite(h[l]);
   }
   const int h_not_finite = __syncthreads_or(bad);
-  PGMRESOrthogPart<false, PGMRES_BASIS_BATCH>(A.n, v, j, h, acc, NULL, 0);
-  if (FusedReduce<3>(acc, partials, sums, ticket, base) && threadIdx.x == 0) {
-    double    rnorm;
+  const FusedNullSpace *ns = &gs->ns;
+  PGMRESOrthogPart<false, PGMRES_BASIS_BATCH, NS>(A.n, v, j, h, acc, NULL, 0, ns);
+  if (FusedReduce<3 + NS>(acc, partials, sums, ticket, base) && threadIdx.x == 0) {
+    double rnorm;
+    if (NS) acc[0] = FusedNullSpaceFoldSquare(acc[0], acc + 3, ns->m);
     const int verdict = PGMRESVerdict(state->conv, gs->its0, j, gs->restart, gs->breakdowntol, h, h_not_finite, acc, &rnorm);
-    PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, acc, rnorm);
+    PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, acc, rnorm, acc + 3, NS ? ns->m : 0);
     if (verdict != PGMRES_GO_ON) cudaGraphSetConditional(handle, 0);
   }
 }
@@ -806,10 +944,11 @@ __global__ void PGMRESFirstStartKernel(int n, FusedPGMRESVecs v, PGMRESLoopState
   FUSED_GRID_LOOP(i, n) v.z0[i] = scale * v.r[i];
 }
 
-/* where the right-hand side's norm goes: after the orthogonalization's three sums */
+/* where the right-hand side's norm goes: after the orthogonalization's
+   three sums and a null space's room */
 extern "C" int FusedPGMRESRhsSlot(FusedCUDA ctx)
 {
-  return ctx->maxsums / 2 + 3;
+  return ctx->maxsums / 2 + 3 + FUSED_NULLSPACE_MAX;
 }
 
 struct PGMRESFirstStartArgs {
@@ -828,6 +967,7 @@ static int PGMRESQueueFirstStart(FusedCUDA ctx, const void *arg)
 struct PGMRESLoopArgs {
   FusedMatView     A;
   FusedPGMRESVecs  v;
+  int              ns_m; /* the null space's vectors (its basis is in the loop's state) */
   PGMRESLoopState *gs;
   int              base;
   size_t           smem;
@@ -837,19 +977,22 @@ static int PGMRESBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditiona
 {
   const PGMRESLoopArgs *args  = (const PGMRESLoopArgs *)args_;
   const FusedLoopState *state = ctx->state;
-  auto                  apply = args->v.dblock ? PGMRESLoopApplyBlockKernel : PGMRESLoopApplyKernel;
-  int                   ga, gp, go;
+  const int             m     = args->ns_m;
+  /* the null space's kernels for one basis vector and for the most */
+  auto apply  = args->v.dblock ? PGMRESLoopApplyBlockKernel : m == 0 ? PGMRESLoopApplyKernel : m == 1 ? PGMRESLoopApplyNullKernel<1> : PGMRESLoopApplyNullKernel<FUSED_NULLSPACE_MAX>;
+  auto orthog = m == 0 ? PGMRESLoopOrthogKernel<0> : m == 1 ? PGMRESLoopOrthogKernel<1> : PGMRESLoopOrthogKernel<FUSED_NULLSPACE_MAX>;
+  int  ga, gp, go;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)apply, 0, &ga)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopProductKernel, 0, &gp)) return err;
-  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopOrthogKernel, args->smem, &go)) return err;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)orthog, args->smem, &go)) return err;
   if (args->A.lrows.nchunks)
     if (int err = FusedLaunchLoopKernel(ctx, PGMRESLongRowsKernel, FusedLongRowsGrid(args->A.lrows), 0, args->A, args->v, (const PGMRESLoopState *)args->gs, state)) return err;
   if (int err = FusedLaunchLoopKernel(ctx, apply, ga, 0, args->A, args->v, args->gs, state)) return err;
   if (int err = FusedLaunchLoopKernel(ctx, PGMRESLoopProductKernel, gp, 0, args->A, args->v, args->gs, ctx->partials, ctx->sums, ctx->ticket, state)) return err;
-  return FusedLaunchLoopKernel(ctx, PGMRESLoopOrthogKernel, go, args->smem, args->A, args->v, args->gs, args->base, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
+  return FusedLaunchLoopKernel(ctx, orthog, go, args->smem, args->A, args->v, args->gs, args->base, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
 }
 
-extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int restart, double breakdowntol, const FusedConvergence *conv, int *its0_io, int single_kernel, double *R, double *xi, double *products, double orth[3], int *steps, int *pending, int *start_on_host)
+extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0_io, int single_kernel, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host)
 {
   const int       its0 = *its0_io;
   const int       base = ctx->maxsums / 2;
@@ -860,12 +1003,14 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
   *steps         = 0;
   *pending       = 0;
   *start_on_host = 0;
-  if (restart < 1 || restart > FUSED_PGMRES_LOOP_MAX_RESTART || base < restart + 1 || base + 3 > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop of restart %d (at most %d) with %d sums in the workspace", restart, FUSED_PGMRES_LOOP_MAX_RESTART, ctx->maxsums);
+  if (restart < 1 || restart > FUSED_PGMRES_LOOP_MAX_RESTART || base < restart + 1 || base + 4 + FUSED_NULLSPACE_MAX > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop of restart %d (at most %d) with %d sums in the workspace", restart, FUSED_PGMRES_LOOP_MAX_RESTART, ctx->maxsums);
   if (int err = FusedCUDAEnsureMethodState(ctx, PGMRESLoopStateBytes(restart))) return err;
   memset(&gs, 0, sizeof(gs));
   gs.its0         = its0;
   gs.restart      = restart;
   gs.breakdowntol = breakdowntol;
+  gs.ns           = PGMRESNullSpace(ns);
+  memset(gs.ns.coef, 0, sizeof(gs.ns.coef)); /* each step's own, made before they are read */
   /* through the pinned mirror: queued without a wait (the last copy out of
      it was waited for, so it is free) */
   memcpy(ctx->method_state_host, &gs, sizeof(gs));
@@ -876,6 +1021,7 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
   const FusedLoopPrologue *prologue   = conv->judge_first ? &first : NULL;
   if (conv->judge_first && (its0 != 0 || v->right)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device tests only the first cycle's start, with left preconditioning (from iteration %d)", its0);
   if (v->dblock && single_kernel) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no point-block Jacobi");
+  if (gs.ns.m && (single_kernel || conv->judge_first || v->right || v->dblock || gs.ns.m < 0 || gs.ns.m > FUSED_NULLSPACE_MAX)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop removes a null space (of %d vectors, at most %d) from a CUDA graph, after a start made by the host, with left Jacobi or none", gs.ns.m, FUSED_NULLSPACE_MAX);
   if (v->dblock)
     if (int err = PGMRESCheckBlocks(ctx, v)) return err;
   if (single_kernel) {
@@ -915,6 +1061,7 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
     args.gs   = (PGMRESLoopState *)ctx->method_state;
     args.base = base;
     args.smem = smem;
+    args.ns_m = gs.ns.m;
     if (int err = FusedCUDARunLoop(ctx, &args, sizeof(args), PGMRESBuildLoop, conv, its0, prologue, &its)) return err;
   }
   /* the state, R and xi came back to the pinned mirror with the loop */
@@ -930,10 +1077,10 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
   *its0_io       = gs.its0;
   if (gs.its0 < its0 || (gs.its0 - its0) % restart || its != gs.its0 + gs.j) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the device loop stopped at iteration %d after %d steps of the cycle from %d (the first from %d)", its, gs.j, gs.its0, its0);
   if (gs.pending) {
-    double s[3];
+    double s[3 + FUSED_NULLSPACE_MAX];
     if (int err = FusedCUDAGetLoopSums(ctx, 0, gs.j + 1, products)) return err;
-    if (int err = FusedCUDAGetLoopSums(ctx, base, 3, s)) return err;
-    for (int k = 0; k < 3; k++) orth[k] = s[k];
+    if (int err = FusedCUDAGetLoopSums(ctx, base, 3 + gs.ns.m, s)) return err;
+    for (int k = 0; k < 3 + gs.ns.m; k++) orth[k] = s[k];
   }
   return FUSED_CUDA_OK;
 }

@@ -401,8 +401,8 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
     PetscInt n;
 
     PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
-    /* the single kernel removes a null space of one vector (the constants, say), not more */
-    fused->single_kernel = (PetscBool)(n <= fused->single_kernel_rows && (!fused->nullsp || KSPFusedNullSpaceBasisSize(fused->nullsp) <= 1) && fused->pcplace != KSP_FUSED_PC_PBJACOBI);
+    /* pcgfused's single kernel removes a null space of one vector (the constants, say), not more */
+    fused->single_kernel = (PetscBool)(n <= fused->single_kernel_rows && (!fused->nullsp || KSPFusedNullSpaceBasisSize(fused->nullsp) <= fused->single_kernel_ns) && fused->pcplace != KSP_FUSED_PC_PBJACOBI);
   }
   if (fused->single_kernel) fused->loop_why = "on the device, in one cooperative kernel with grid barriers (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
   else if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel has no point-block Jacobi); the host looks only where the test stops it";

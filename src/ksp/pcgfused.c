@@ -178,6 +178,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PCGFused(KSP ksp)
   PetscCall(KSPFusedComposeBackend(ksp, &cg->fused, "pipelined CG (Rupp et al. 2015): 2 fused steps and 1 synchronization point per iteration"));
   cg->fused.device_pc        = PETSC_TRUE;
   cg->fused.device_nullspace = PETSC_TRUE;
+  cg->fused.single_kernel_ns = 1;
   cg->fused.device_pbjacobi  = PETSC_TRUE;
 
   ksp->ops->setup          = KSPSetUp_PCGFused;

@@ -63,6 +63,21 @@ static PetscErrorCode PGMRESFusedTakeProducts(KSP ksp, KSP_PGMRESFused *gm, Pets
   PetscFunctionReturn(0);
 }
 
+/* The orthogonalization's sums made global. With a null space removed on
+   the device its <w, n_k> follow them: the normalization subtracts
+   sum_k <w, n_k> n_k from w, so |w|^2 becomes that of the vector it makes
+   (<w,r> needs nothing: r has no part in the null space). */
+static PetscErrorCode PGMRESFusedOrthogSums(KSP ksp, KSP_PGMRESFused *gm, PetscScalar sums[])
+{
+  FusedNullSpace *ns = &gm->fused.ns;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedAllreduce(ksp, &gm->fused, GMRES_NSUMS + ns->m, sums));
+  for (int k = 0; k < ns->m; k++) ns->coef[k] = sums[GMRES_NSUMS + k];
+  if (ns->m) sums[GMRES_WW] = FusedNullSpaceFoldSquare(sums[GMRES_WW], ns->coef, ns->m);
+  PetscFunctionReturn(0);
+}
+
 /* One Gram-Schmidt pass against v_0..v_{j-1}: the coefficients are added to
    h, |w|^2 and <w,r> after the pass come back in sums. */
 static PetscErrorCode PGMRESFusedGramSchmidtPass(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscReal *hnorm, PetscScalar sums[])
@@ -73,7 +88,7 @@ static PetscErrorCode PGMRESFusedGramSchmidtPass(KSP ksp, KSP_PGMRESFused *gm, P
   PetscCall(PGMRESFusedTakeProducts(ksp, gm, j, hnorm));
   if (ksp->reason) PetscFunctionReturn(0);
   PGMRESStep(KSP_PGMRESFused_Orthog, gm->steps->orthog(ksp, gm, j, gm->sums, sums));
-  PetscCall(KSPFusedAllreduce(ksp, &gm->fused, GMRES_NSUMS, sums));
+  PetscCall(PGMRESFusedOrthogSums(ksp, gm, sums));
   PetscFunctionReturn(0);
 }
 
@@ -93,7 +108,7 @@ static PetscErrorCode PGMRESFusedGramSchmidtPass(KSP ksp, KSP_PGMRESFused *gm, P
 static PetscErrorCode PGMRESFusedCycle(KSP ksp, PetscBool device_loop)
 {
   KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
-  PetscScalar      sums[GMRES_NSUMS];
+  PetscScalar      sums[GMRES_NSUMS + FUSED_NULLSPACE_MAX];
   PetscReal        rnorm0;
   PetscInt         i, its0;
   PetscBool        breakdown = PETSC_FALSE, pending = PETSC_FALSE;
@@ -101,8 +116,9 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp, PetscBool device_loop)
 
   PetscFunctionBegin;
   gm->k = 0;
-  /* the device forms b's norm for the first test with Jacobi or none, not point-block Jacobi */
-  if (device_loop && gm->steps->start_loop && !gm->fused.x_device && ksp->pc_side == PC_LEFT && KSPFusedCUDAFirstTestOnDevice(ksp, (PetscBool)(gm->fused.pcplace != KSP_FUSED_PC_PBJACOBI), &reference)) {
+  /* the device forms b's norm for the first test with Jacobi or none, not
+     point-block Jacobi; a null space's start is the host's (it waits for <r, n_k>) */
+  if (device_loop && gm->steps->start_loop && !gm->fused.x_device && ksp->pc_side == PC_LEFT && !gm->fused.nullsp && KSPFusedCUDAFirstTestOnDevice(ksp, (PetscBool)(gm->fused.pcplace != KSP_FUSED_PC_PBJACOBI), &reference)) {
     PetscBool tested, start_on_host;
 
     /* the solve's first start, tested on the device; where the device hands
@@ -148,7 +164,7 @@ steps:
     if (j == 0) {
       if (!pending) {
         PGMRESStep(KSP_PGMRESFused_Orthog, gm->steps->orthog(ksp, gm, 0, NULL, sums));
-        PetscCall(KSPFusedAllreduce(ksp, &gm->fused, GMRES_NSUMS, sums));
+        PetscCall(PGMRESFusedOrthogSums(ksp, gm, sums));
       }
       wnorm_before = PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW]));
     } else {
@@ -220,6 +236,7 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
       gm->fused.loop_why = "one host look per step: the restart exceeds the device loop's " PetscStringize(FUSED_PGMRES_LOOP_MAX_RESTART);
     } else if (device_loop) {
       if (gm->fused.pcplace == KSP_FUSED_PC_PBJACOBI) gm->fused.loop_why = "on the device, from a CUDA graph of three kernels per Arnoldi step (the single kernel has no point-block Jacobi); the host looks at each cycle's start and end and where the test stops it";
+      else if (gm->fused.nullsp) gm->fused.loop_why = "on the device, from a CUDA graph of three kernels per Arnoldi step (the single kernel removes no null space); the host looks at each cycle's start and end and where the test stops it";
       else if (!gm->fused.single_kernel) gm->fused.loop_why = "on the device, from a CUDA graph of three kernels per Arnoldi step (-ksp_fused_single_kernel_rows); the host looks at each cycle's start and end and where the test stops it";
       else gm->fused.loop_why = "on the device, in one cooperative kernel with two grid barriers per Arnoldi step (-ksp_fused_single_kernel_rows); where the basis fits in shared memory (about 100,000 rows at restart 30 on an H100; restart at most " PetscStringize(FUSED_PGMRES_CYCLES_MAX_RESTART) ") the kernel also ends each cycle and starts the next, else the host does; the host looks where the test stops it";
     }
@@ -449,6 +466,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PGMRESFused(KSP ksp)
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
   PetscCall(KSPFusedComposeBackend(ksp, &gm->fused, "pipelined simpler GMRES (Walker-Zhou, Rupp et al. 2015), classical Gram-Schmidt"));
   gm->fused.device_pc          = PETSC_TRUE;
+  gm->fused.device_nullspace   = PETSC_TRUE;
   gm->fused.device_pbjacobi    = PETSC_TRUE;
   gm->fused.pbjacobi_left_only = PETSC_TRUE;
   /* measured on an H100: one cooperative kernel per cycle is faster up to

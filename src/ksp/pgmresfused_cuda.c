@@ -5,7 +5,8 @@
 #include "ksp/pgmresfusedimpl.h"
 
 /* workspace vectors after the Jacobi diagonal; the basis follows them, and
-   with point-block Jacobi its inverse blocks follow the basis (bs vectors' room) */
+   after the basis point-block Jacobi's inverse blocks (bs vectors' room) or
+   the stored vectors of a null space removed on the device */
 enum { GM_VEC_X = 1, GM_VEC_B, GM_VEC_R, GM_VEC_Z0, GM_VEC_W, GM_VEC_TMP, GM_VEC_W2, GM_VEC_V };
 
 static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
@@ -41,10 +42,14 @@ static PetscErrorCode PGMRESFusedQueueStart_CUDA(KSP ksp, KSP_PGMRESFused *gm)
 
   PetscFunctionBegin;
   if (!fused->x_device) {
-    char what[160];
+    char     what[160];
+    PetscInt after_basis = fused->pcplace == KSP_FUSED_PC_PBJACOBI ? fused->dblock_bs : 0;
 
+    if (fused->nullsp) PetscCall(MatNullSpaceGetVecs(fused->nullsp, NULL, &after_basis, NULL));
     PetscCall(PetscSNPrintf(what, sizeof(what), "pgmresfused with restart %" PetscInt_FMT " (a smaller -ksp_pgmresfused_restart needs less)", m));
-    PetscCall(KSPFusedCUDAPrepare(ksp, fused, GM_VEC_V + m + (fused->pcplace == KSP_FUSED_PC_PBJACOBI ? fused->dblock_bs : 0), 2 * PetscMax(m + 1, GMRES_NSUMS), what));
+    /* sums: a step's products, then the orthogonalization's with a null space's room and b's norm */
+    PetscCall(KSPFusedCUDAPrepare(ksp, fused, GM_VEC_V + m + after_basis, 2 * PetscMax(m + 1, GMRES_NSUMS + FUSED_NULLSPACE_MAX + 1), what));
+    PetscCall(KSPFusedCUDANullSpaceToDevice(ksp, fused, GM_VEC_V + m));
     v = PGMRESFusedDeviceVecs(ksp, gm);
     if (v.dblock) PetscCall(KSPFusedCUDABlockDiagonalToDevice(ksp, fused, GM_VEC_V + m, v.w, v.tmp)); /* w and tmp are free until the first product */
     PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
@@ -60,6 +65,19 @@ static PetscErrorCode PGMRESFusedQueueStart_CUDA(KSP ksp, KSP_PGMRESFused *gm)
     PetscCall(KSPFusedCUDAApplyPC(ksp, fused, v.tmp, v.r));
     PetscCallFusedCUDA(FusedPGMRESNorm(fused->work.cuda, &v));
   } else PetscCallFusedCUDA(FusedPGMRESStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
+  if (fused->ns.m) {
+    /* r less its null space part needs <r, n_k> first: one more
+       synchronization at each cycle start */
+    FusedNullSpace ns = fused->ns;
+    PetscScalar    c[FUSED_NULLSPACE_MAX];
+
+    PetscCallFusedCUDA(FusedPGMRESStartNullSums(fused->work.cuda, &v, &ns));
+    PetscCallFusedCUDA(FusedCUDAGetSums(fused->work.cuda, 0, ns.m, c));
+    PetscCall(KSPFusedAllreduce(ksp, fused, ns.m, c));
+    for (int k = 0; k < ns.m; k++) ns.coef[k] = c[k];
+    PetscCallFusedCUDA(FusedPGMRESStartProject(fused->work.cuda, &v, &ns));
+    PetscCall(PetscLogFlops(4.0 * ns.m * fused->work.n));
+  }
   PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz)));
   PetscFunctionReturn(0);
 }
@@ -107,9 +125,9 @@ static PetscErrorCode PGMRESFusedOrthog_CUDA(KSP ksp, KSP_PGMRESFused *gm, Petsc
   FusedPGMRESVecs v = PGMRESFusedDeviceVecs(ksp, gm);
 
   PetscFunctionBegin;
-  PetscCallFusedCUDA(FusedPGMRESOrthog(gm->fused.work.cuda, &v, (int)j, h));
-  PetscCallFusedCUDA(FusedCUDAGetSums(gm->fused.work.cuda, 0, GMRES_NSUMS, partial));
-  PetscCall(PetscLogFlops(2.0 * gm->fused.work.n * (j + 3)));
+  PetscCallFusedCUDA(FusedPGMRESOrthog(gm->fused.work.cuda, &v, (int)j, h, &gm->fused.ns));
+  PetscCallFusedCUDA(FusedCUDAGetSums(gm->fused.work.cuda, 0, GMRES_NSUMS + gm->fused.ns.m, partial));
+  PetscCall(PetscLogFlops(2.0 * gm->fused.work.n * (j + 3 + gm->fused.ns.m)));
   PetscFunctionReturn(0);
 }
 
@@ -118,8 +136,9 @@ static PetscErrorCode PGMRESFusedNormalize_CUDA(KSP ksp, KSP_PGMRESFused *gm, Pe
   FusedPGMRESVecs v = PGMRESFusedDeviceVecs(ksp, gm);
 
   PetscFunctionBegin;
-  PetscCallFusedCUDA(FusedPGMRESNormalize(gm->fused.work.cuda, &v, (int)j, scale, xi));
-  PetscCall(PetscLogFlops(3.0 * gm->fused.work.n));
+  /* with a null space, fused->ns.coef holds the last orthogonalization's <w, n_k> */
+  PetscCallFusedCUDA(FusedPGMRESNormalize(gm->fused.work.cuda, &v, (int)j, scale, xi, &gm->fused.ns));
+  PetscCall(PetscLogFlops((3.0 + 2.0 * gm->fused.ns.m) * gm->fused.work.n));
   PetscFunctionReturn(0);
 }
 
@@ -170,11 +189,14 @@ static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscIn
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCallFusedCUDA(FusedPGMRESProductInput(fused->work.cuda, &v, 0, 1.0 / rnorm0, &in));
-  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
   /* the full cycles the device ended, each with its update and the next start */
   cycles = (its_last - (int)*its0) / (int)gm->restart;
   PetscCall(PetscLogFlops(cycles * (PGMRESFusedLoopFlops(fused, (int)gm->restart, 0) + 2.0 * fused->work.n * gm->restart + 2.0 * fused->op.nnz + 3.0 * fused->work.n) + PGMRESFusedLoopFlops(fused, steps, stopped)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+  /* a step left to the host: its <w, n_k> for the normalization */
+  if (stopped)
+    for (int k = 0; k < fused->ns.m; k++) fused->ns.coef[k] = sums[GMRES_NSUMS + k];
   /* a cycle the device started itself has its start replayed too where its first step waits for the host */
   PetscCall(KSPFusedCUDAReplay(ksp, fused, *its0 + 1, its_last + steps + (stopped && steps == 0 && its_last > *its0 ? 1 : 0)));
   fused->loop_its += its_last + steps - *its0;
@@ -205,7 +227,7 @@ static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, in
   PetscCheck(!v.pc_between && !v.right && !fused->op.halo && ksp->its == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the first cycle, a fused left PC and one rank");
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCall(KSPFusedCUDAFirstTest(ksp, fused, reference, v.b, v.d, FusedPGMRESRhsSlot(fused->work.cuda), &conv));
-  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
   cycles = its_last / (int)gm->restart;
   PetscCall(PetscLogFlops(cycles * (PGMRESFusedLoopFlops(fused, (int)gm->restart, 0) + 2.0 * fused->work.n * gm->restart + 2.0 * fused->op.nnz + 3.0 * fused->work.n) + PGMRESFusedLoopFlops(fused, steps, stopped)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
