@@ -262,6 +262,53 @@ extern "C" int FusedCUDAStrideScatter(FusedCUDA ctx, double *dst, const double *
   return FUSED_CUDA_OK;
 }
 
+template <int NS>
+__global__ static void NullSpaceSumsKernel(int n, const double *x, FusedNullSpace ns, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[NS] = {0.0};
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const double xi = x[i];
+#pragma unroll
+    for (int k = 0; k < NS; k++)
+      if (k < ns.m) acc[k] += xi * FusedNullSpaceBasis(ns, k, i);
+  }
+  FusedReduce<NS>(acc, partials, sums, ticket, 0);
+}
+
+__global__ static void NullSpaceRemoveKernel(int n, double *x, FusedNullSpace ns, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[1] = {0.0};
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const double xi = FusedLessNullSpace<FUSED_NULLSPACE_MAX>(ns, ns.coef, x[i], i);
+    x[i]            = xi;
+    acc[0] += xi * xi;
+  }
+  FusedReduce<1>(acc, partials, sums, ticket, 0);
+}
+
+static int NullSpaceCheck(FusedCUDA ctx, const FusedNullSpace *ns)
+{
+  if (!ns || ns->m < 1 || ns->m > FUSED_NULLSPACE_MAX) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a null space of %d vectors (1 to %d)", ns ? ns->m : 0, FUSED_NULLSPACE_MAX);
+  if (ctx->maxsums < FUSED_NULLSPACE_MAX) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "%d sums in the workspace for a null space's %d", ctx->maxsums, FUSED_NULLSPACE_MAX);
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDANullSpaceSums(FusedCUDA ctx, const double *x, const FusedNullSpace *ns)
+{
+  if (int err = NullSpaceCheck(ctx, ns)) return err;
+  NullSpaceSumsKernel<FUSED_NULLSPACE_MAX><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, x, *ns, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("NullSpaceSumsKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDANullSpaceRemove(FusedCUDA ctx, double *x, const FusedNullSpace *ns)
+{
+  if (int err = NullSpaceCheck(ctx, ns)) return err;
+  NullSpaceRemoveKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, x, *ns, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("NullSpaceRemoveKernel");
+  return FUSED_CUDA_OK;
+}
+
 static int EnsureJoinEvent(FusedCUDA ctx)
 {
   if (!ctx->joined) FUSED_CUDA_CHECK(cudaEventCreateWithFlags(&ctx->joined, cudaEventDisableTiming));

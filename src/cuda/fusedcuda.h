@@ -213,6 +213,11 @@ static inline FUSED_HOST_DEVICE double FusedNullSpaceFoldSquare(double ww, const
   for (int k = 0; k < m; k++) ww = ww - FUSED_MUL_RN(c[k], c[k]);
   return ww;
 }
+/* On the solver's stream: sums[0..ns->m) = <x, n_k>; and x -= sum_k
+   ns->coef[k] n_k with sums[0] = <x,x> (a start's residual made free of
+   the null space, once the coefficients are global) */
+int FusedCUDANullSpaceSums(FusedCUDA ctx, const double *x, const FusedNullSpace *ns);
+int FusedCUDANullSpaceRemove(FusedCUDA ctx, double *x, const FusedNullSpace *ns);
 /* Fused point-block Jacobi: the inverse diagonal blocks of bs rows, stored
    row by row (dblock[i * bs + k]: row i's entry in column k of its block;
    blocks start at local row 0). Up to FUSED_PBJACOBI_MAX_BS rows a block. */
@@ -267,6 +272,25 @@ int FusedPBCGSUpdateS(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha);
 int FusedPBCGSProductS(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v);
 int FusedPBCGSUpdateXRP(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, double omega, double beta);
 int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its);
+/* pbcgsfused's device sums: RR, RR0, VR0 (first reduction), TT, TS, TR0,
+   SR0, SS (second), omega and beta of the device loop, ||B b||^2; then,
+   with a null space, <v, n_k> and <t, n_k> of the two products */
+enum { FUSED_PBCGS_RHS = 10, FUSED_PBCGS_V_N, FUSED_PBCGS_T_N = FUSED_PBCGS_V_N + FUSED_NULLSPACE_MAX, FUSED_PBCGS_DEVICE_SUMS = FUSED_PBCGS_T_N + FUSED_NULLSPACE_MAX };
+/* The operator's null space (left, Jacobi or none) beside the vectors, as
+   pgmresfused's: v = B A p and t = B A s are stored as the products make
+   them, with <v, n_k> and <t, n_k> in the same reductions; every reader
+   subtracts their null space parts (s = r - alpha P v, r = s - omega P t,
+   p = r + beta (p - omega P v)), and <t,t> is folded to |P t|^2. r, r0*,
+   s and p then have no part in the null space, so no other sum needs a
+   correction. The start makes r less its null space part
+   (FusedCUDANullSpaceSums() and FusedCUDANullSpaceRemove(), then
+   FusedPBCGSRestart()). ns->coef holds <v, n_k>, t_coef <t, n_k>, global. */
+int FusedPBCGSProductPNull(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedNullSpace *ns);
+int FusedPBCGSUpdateSNull(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, const FusedNullSpace *ns);
+int FusedPBCGSProductSNull(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedNullSpace *ns);
+int FusedPBCGSUpdateXRPNull(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, double omega, double beta, const FusedNullSpace *ns, const double *t_coef);
+/* the device loop with a null space (from a CUDA graph: the single kernel removes none) */
+int FusedPBCGSLoopNull(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedNullSpace *ns, const FusedConvergence *conv, int it0, int *its);
 
 /* ---- pgmresfused --------------------------------------------------------- */
 typedef struct {
@@ -290,10 +314,6 @@ typedef struct {
    the steps form is a combination of these, so the products with the
    basis and with r need no correction. */
 int FusedPGMRESStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int guess_zero);
-/* with a null space: the start's <r, n_k> to the first ns->m sums; then,
-   their global values in ns->coef, r -= sum_k coef_k n_k and <r,r> to the first */
-int FusedPGMRESStartNullSums(FusedCUDA ctx, const FusedPGMRESVecs *v, const FusedNullSpace *ns);
-int FusedPGMRESStartProject(FusedCUDA ctx, const FusedPGMRESVecs *v, const FusedNullSpace *ns);
 /* z_0 = scale r (j = 0); returns in *in the vector the product of step j
    reads (tmp = d .* z_j with right Jacobi), whose ghosts the caller
    exchanges before FusedPGMRESProduct() */

@@ -643,6 +643,17 @@ __device__ __forceinline__ double FusedNullSpaceBasis(const FusedNullSpace &ns, 
   return ns.has_cnst && k == 0 ? ns.cnst : ns.vecs[(size_t)(k - ns.has_cnst) * ns.ld + i];
 }
 
+/* Row i of w less its part in the null space, w_i - sum_k c_k n_k(i), for
+   NS basis vectors at most (ns.m of them) */
+template <int NS>
+__device__ __forceinline__ double FusedLessNullSpace(const FusedNullSpace &ns, const double *c, double w, int i)
+{
+#pragma unroll
+  for (int k = 0; k < NS; k++)
+    if (k < ns.m) w -= c[k] * FusedNullSpaceBasis(ns, k, i);
+  return w;
+}
+
 __device__ __forceinline__ void FusedSwap(double *&a, double *&b)
 {
   double *t = a;

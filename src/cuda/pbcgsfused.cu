@@ -6,6 +6,7 @@
 #include "cuda/fusedcuda_impl.cuh"
 
 enum { RR, RR0, VR0, TT, TS, TR0, SR0, SS, OMEGA, BETA, NSUMS };
+static_assert((int)NSUMS == (int)FUSED_PBCGS_RHS, "the right-hand side's slot follows the loop's sums");
 
 /* One row of v = B A p; adds to <v,r0*>. GATHER: the product's DIA loads
    in flight together (FusedStoredGathered). Else FusedRowProduct(), whose
@@ -141,10 +142,11 @@ __global__ void PBCGSRestartKernel(int n, FusedPBCGSVecs v, double *partials, do
   FusedReduce<2>(acc, partials, sums, ticket, RR);
 }
 
-/* VR0; in the device loop the last block tests the iteration */
-__device__ __forceinline__ void PBCGSProductPReduce(double (&acc)[1], double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+/* VR0 (and with K > 1 a null space's <v, n_k>); in the device loop the last block tests the iteration */
+template <int K = 1>
+__device__ __forceinline__ void PBCGSProductPReduce(double (&acc)[K], double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
-  if (FusedReduce<1>(acc, partials, sums, ticket, VR0) && state && threadIdx.x == 0) {
+  if (FusedReduce<K>(acc, partials, sums, ticket, VR0, 1, FUSED_PBCGS_V_N) && state && threadIdx.x == 0) {
     const double rr = sums[RR], rho = sums[RR0], vr0 = acc[0];
     const double rnorm = sqrt(fabs(rr));
     const int    it    = ++state->it;
@@ -195,11 +197,14 @@ __global__ void PBCGSUpdateSKernel(int n, FusedPBCGSVecs v, double alpha)
   FUSED_GRID_LOOP(i, n) v.s[i] = next(i);
 }
 
-/* TT, TS, TR0, SR0, SS; in the device loop the last block makes the host's
-   checks and computes omega and beta */
-__device__ __forceinline__ void PBCGSProductSReduce(double (&acc)[5], double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle)
+/* TT, TS, TR0, SR0, SS (and with K > 5 a null space's <t, n_k>, whose
+   parts the device loop takes from TT: ns_m of them); in the device loop
+   the last block makes the host's checks and computes omega and beta */
+template <int K = 5>
+__device__ __forceinline__ void PBCGSProductSReduce(double (&acc)[K], double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle, int ns_m = 0)
 {
-  if (FusedReduce<5>(acc, partials, sums, ticket, TT) && state && threadIdx.x == 0) {
+  if (FusedReduce<K>(acc, partials, sums, ticket, TT, 5, FUSED_PBCGS_T_N) && state && threadIdx.x == 0) {
+    if (K > 5) acc[0] = FusedNullSpaceFoldSquare(acc[0], acc + 5, ns_m);
     const double rho = sums[RR0], alpha = rho / sums[VR0];
     double       omega, beta;
     const bool   stop = PBCGSOmegaBeta(acc, rho, alpha, &omega, &beta);
@@ -242,6 +247,139 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 6) PBCGSUpdateXRPKernel(int n, Fu
   const PBCGSNextP next = {v.s, v.t, v.p, v.v, omega, beta};
   FUSED_GRID_LOOP(i, n) PBCGSUpdateXRPRow(v, next, i, alpha, v.p, acc);
   FusedReduce<2>(acc, partials, sums, ticket, RR);
+}
+
+/* ---- a null space removed on the device (FusedPBCGSProductPNull() and
+   the others in fusedcuda.h): kernels of their own, instantiated for one
+   basis vector and for the most, so that the others keep their code */
+
+/* v = B A p; VR0 and <v, n_k> */
+template <int NS>
+__global__ void PBCGSProductPNullKernel(FusedMatView A, FusedPBCGSVecs v, FusedNullSpace ns, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+{
+  double acc[1 + NS] = {0.0};
+  if (FusedLoopKernelStopped(state)) return;
+  FUSED_GRID_LOOP(i, A.n)
+  {
+    const double di = v.d ? v.d[i] : 1.0, r0 = v.rstar[i];
+    double       y  = FusedRowProductOf(A, FusedStoredGathered<8>{v.p}, i);
+    if (v.d) y *= di;
+    v.v[i] = y;
+    acc[0] += y * r0;
+#pragma unroll
+    for (int k = 0; k < NS; k++)
+      if (k < ns.m) acc[1 + k] += y * FusedNullSpaceBasis(ns, k, i);
+  }
+  PBCGSProductPReduce<1 + NS>(acc, partials, sums, ticket, state, hist, handle);
+}
+
+/* s at row j from r and v less its null space part (c: <v, n_k>): the
+   host-driven update's rule, and the device loop's product's input */
+template <int NS>
+struct PBCGSNextSNull {
+  static constexpr bool gather = true;
+  static constexpr int  batch  = 4;
+  const double         *r, *v;
+  double                alpha;
+  FusedNullSpace        ns;
+  double                c[NS];
+  using Entry = double;
+  __device__ __forceinline__ double Load(int j) const { return __fma_rn(-alpha, FusedLessNullSpace<NS>(ns, c, v[j], j), r[j]); }
+  __device__ __forceinline__ double Value(double e) const { return e; }
+  __device__ __forceinline__ double operator()(int j) const { return Load(j); }
+};
+
+template <int NS>
+__device__ __forceinline__ PBCGSNextSNull<NS> PBCGSNextSOf(const FusedPBCGSVecs &v, const FusedNullSpace &ns, double alpha, const double *c)
+{
+  PBCGSNextSNull<NS> next;
+  next.r     = v.r;
+  next.v     = v.v;
+  next.alpha = alpha;
+  next.ns    = ns;
+#pragma unroll
+  for (int k = 0; k < NS; k++) next.c[k] = k < ns.m ? c[k] : 0.0;
+  return next;
+}
+
+__global__ void PBCGSUpdateSNullKernel(int n, FusedPBCGSVecs v, double alpha, FusedNullSpace ns)
+{
+  const PBCGSNextSNull<FUSED_NULLSPACE_MAX> next = PBCGSNextSOf<FUSED_NULLSPACE_MAX>(v, ns, alpha, ns.coef);
+  FUSED_GRID_LOOP(i, n) v.s[i] = next(i);
+}
+
+/* t = B A s; TT, TS, TR0, SR0, SS and <t, n_k>. The device loop makes s
+   here from r and v less its null space part (sums' <v, n_k>). */
+template <int NS, class S>
+__device__ __forceinline__ void PBCGSProductSNullRows(const FusedMatView &A, const FusedPBCGSVecs &v, const FusedNullSpace &ns, const S &next_s, double *s_out, double (&acc)[5 + NS])
+{
+  double sums5[5] = {0.0, 0.0, 0.0, 0.0, 0.0}, tn[NS > 0 ? NS : 1] = {0.0};
+  FUSED_GRID_LOOP(i, A.n)
+  {
+    const double s = next_s(i), r0 = v.rstar[i], di = v.d ? v.d[i] : 1.0;
+    double       t = FusedRowProductOf(A, next_s, i);
+    if (v.d) t *= di;
+    if (s_out) s_out[i] = s;
+    v.t[i] = t;
+    PBCGSAddSums(sums5, s, t, r0);
+#pragma unroll
+    for (int k = 0; k < NS; k++)
+      if (k < ns.m) tn[k] += t * FusedNullSpaceBasis(ns, k, i);
+  }
+#pragma unroll
+  for (int k = 0; k < 5; k++) acc[k] = sums5[k];
+#pragma unroll
+  for (int k = 0; k < NS; k++) acc[5 + k] = tn[k];
+}
+
+template <int NS>
+__global__ void PBCGSProductSNullKernel(FusedMatView A, FusedPBCGSVecs v, FusedNullSpace ns, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle)
+{
+  double acc[5 + NS];
+  if (FusedLoopKernelStopped(state)) return;
+  if (state) PBCGSProductSNullRows<NS>(A, v, ns, PBCGSNextSOf<NS>(v, ns, sums[RR0] / sums[VR0], sums + FUSED_PBCGS_V_N), v.s, acc);
+  else PBCGSProductSNullRows<NS>(A, v, ns, FusedStored{v.s}, NULL, acc);
+  PBCGSProductSReduce<5 + NS>(acc, partials, sums, ticket, state, handle, ns.m);
+}
+
+/* the coefficients of v's and t's null space parts, for the host-driven update */
+struct PBCGSNullCoefs {
+  double v[FUSED_NULLSPACE_MAX], t[FUSED_NULLSPACE_MAX];
+};
+
+/* PBCGSUpdateXRPKernel with v and t less their null space parts (the
+   device loop: the coefficients from its sums, else co's) */
+template <int NS>
+__global__ void PBCGSUpdateXRPNullKernel(int n, FusedPBCGSVecs v, FusedNullSpace ns, PBCGSNullCoefs co, double alpha, double omega, double beta, double *partials, double *sums, unsigned int *ticket, const FusedLoopState *state)
+{
+  double acc[2] = {0.0, 0.0}, cv[NS], ct[NS];
+  if (FusedLoopKernelStopped(state)) return;
+  if (state) {
+    alpha = sums[RR0] / sums[VR0];
+    omega = sums[OMEGA];
+    beta  = sums[BETA];
+  }
+#pragma unroll
+  for (int k = 0; k < NS; k++) {
+    cv[k] = k < ns.m ? (state ? sums[FUSED_PBCGS_V_N + k] : co.v[k]) : 0.0;
+    ct[k] = k < ns.m ? (state ? sums[FUSED_PBCGS_T_N + k] : co.t[k]) : 0.0;
+  }
+  const PBCGSNextP next = {v.s, v.t, v.p, v.v, omega, beta};
+  FUSED_GRID_LOOP(i, n)
+  {
+    PBCGSNextP::Entry e = next.Load(i);
+    e.v                 = FusedLessNullSpace<NS>(ns, cv, e.v, i);
+    e.t                 = FusedLessNullSpace<NS>(ns, ct, e.t, i);
+    PBCGSUpdateXRPRowFrom(v, next, e, v.x[i], v.rstar[i], i, alpha, v.p, acc);
+  }
+  FusedReduce<2>(acc, partials, sums, ticket, RR);
+}
+
+/* The long rows' rest of the device loop's product with s, with a null space */
+__global__ void PBCGSLongRowsSNullKernel(FusedMatView A, FusedPBCGSVecs v, FusedNullSpace ns, const double *sums, const FusedLoopState *state)
+{
+  if (FusedLoopKernelStopped(state)) return;
+  FusedLongRowsOf(A, PBCGSNextSOf<FUSED_NULLSPACE_MAX>(v, ns, sums[RR0] / sums[VR0], sums + FUSED_PBCGS_V_N));
 }
 
 /* ---- point-block Jacobi (v.dblock, v.bs; FUSED_TILE_LOOP) ---------------
@@ -497,6 +635,98 @@ extern "C" int FusedPBCGSUpdateXRP(FusedCUDA ctx, const FusedPBCGSVecs *v, doubl
   PBCGSUpdateXRPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, omega, beta, ctx->partials, ctx->sums, ctx->ticket, NULL);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSUpdateXRPKernel");
   return FUSED_CUDA_OK;
+}
+
+/* ---- with a null space -------------------------------------------------- */
+
+static int PBCGSNullCheck(FusedCUDA ctx, const FusedPBCGSVecs *v, const FusedNullSpace *ns)
+{
+  if (!ns || ns->m < 1 || ns->m > FUSED_NULLSPACE_MAX) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a null space of %d vectors (1 to %d)", ns ? ns->m : 0, FUSED_NULLSPACE_MAX);
+  if (v->dblock) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "pbcgsfused removes a null space with Jacobi or none, not point-block Jacobi");
+  if (ctx->maxsums < FUSED_PBCGS_DEVICE_SUMS) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "pbcgsfused with a null space needs %d sums in the workspace, it has %d", FUSED_PBCGS_DEVICE_SUMS, ctx->maxsums);
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSProductPNull(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedNullSpace *ns)
+{
+  if (int err = PBCGSNullCheck(ctx, v, ns)) return err;
+  if (int err = FusedLongRowsBefore(A, v->p, ctx->stream)) return err;
+  if (ns->m == 1) PBCGSProductPNullKernel<1><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, *ns, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  else PBCGSProductPNullKernel<FUSED_NULLSPACE_MAX><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, *ns, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSProductPNullKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSUpdateSNull(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, const FusedNullSpace *ns)
+{
+  if (int err = PBCGSNullCheck(ctx, v, ns)) return err;
+  PBCGSUpdateSNullKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, *ns);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSUpdateSNullKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSProductSNull(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedNullSpace *ns)
+{
+  if (int err = PBCGSNullCheck(ctx, v, ns)) return err;
+  if (int err = FusedLongRowsBefore(A, v->s, ctx->stream)) return err;
+  if (ns->m == 1) PBCGSProductSNullKernel<1><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, *ns, ctx->partials, ctx->sums, ctx->ticket, NULL, 0);
+  else PBCGSProductSNullKernel<FUSED_NULLSPACE_MAX><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, *ns, ctx->partials, ctx->sums, ctx->ticket, NULL, 0);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSProductSNullKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSUpdateXRPNull(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, double omega, double beta, const FusedNullSpace *ns, const double *t_coef)
+{
+  PBCGSNullCoefs co;
+  if (int err = PBCGSNullCheck(ctx, v, ns)) return err;
+  memset(&co, 0, sizeof(co));
+  for (int k = 0; k < ns->m; k++) {
+    co.v[k] = ns->coef[k];
+    co.t[k] = t_coef[k];
+  }
+  if (ns->m == 1) PBCGSUpdateXRPNullKernel<1><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, *ns, co, alpha, omega, beta, ctx->partials, ctx->sums, ctx->ticket, NULL);
+  else PBCGSUpdateXRPNullKernel<FUSED_NULLSPACE_MAX><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, *ns, co, alpha, omega, beta, ctx->partials, ctx->sums, ctx->ticket, NULL);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSUpdateXRPNullKernel");
+  return FUSED_CUDA_OK;
+}
+
+struct PBCGSNullLoopArgs {
+  FusedMatView   A;
+  FusedPBCGSVecs v;
+  FusedNullSpace ns; /* coef zero: the loop's coefficients are its sums */
+};
+
+template <int NS>
+static int PBCGSBuildNullLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHandle handle)
+{
+  const PBCGSNullLoopArgs *a = (const PBCGSNullLoopArgs *)args_;
+  PBCGSNullCoefs           co;
+  int                      gp, gq, gx;
+  memset(&co, 0, sizeof(co));
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSProductPNullKernel<NS>, 0, &gp)) return err;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSProductSNullKernel<NS>, 0, &gq)) return err;
+  if (int err = FusedCUDAResidentGrid(ctx, (const void *)PBCGSUpdateXRPNullKernel<NS>, 0, &gx)) return err;
+  const int lg = FusedLongRowsGrid(a->A.lrows);
+  if (a->A.lrows.nchunks)
+    if (int err = FusedLaunchLoopKernel(ctx, FusedLongRowsKernel<FusedStored>, lg, 0, a->A.lrows, a->A.rowptr, a->A.col, a->A.val, FusedStored{a->v.p}, (const FusedLoopState *)ctx->state)) return err;
+  if (int err = FusedLaunchLoopKernel(ctx, PBCGSProductPNullKernel<NS>, gp, 0, a->A, a->v, a->ns, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle)) return err;
+  if (a->A.lrows.nchunks)
+    if (int err = FusedLaunchLoopKernel(ctx, PBCGSLongRowsSNullKernel, lg, 0, a->A, a->v, a->ns, (const double *)ctx->sums, (const FusedLoopState *)ctx->state)) return err;
+  if (int err = FusedLaunchLoopKernel(ctx, PBCGSProductSNullKernel<NS>, gq, 0, a->A, a->v, a->ns, ctx->partials, ctx->sums, ctx->ticket, ctx->state, handle)) return err;
+  return FusedLaunchLoopKernel(ctx, PBCGSUpdateXRPNullKernel<NS>, gx, 0, ctx->n, a->v, a->ns, co, 0.0, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, (const FusedLoopState *)ctx->state);
+}
+
+extern "C" int FusedPBCGSLoopNull(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedNullSpace *ns, const FusedConvergence *conv, int it0, int *its)
+{
+  PBCGSNullLoopArgs args;
+  if (int err = PBCGSNullCheck(ctx, v, ns)) return err;
+  if (conv->judge_first) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop with a null space begins after a start made by the host");
+  memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
+  args.A  = A->view;
+  args.v  = *v;
+  args.ns = *ns;
+  memset(args.ns.coef, 0, sizeof(args.ns.coef));
+  return FusedCUDARunLoop(ctx, &args, sizeof(args), ns->m == 1 ? PBCGSBuildNullLoop<1> : PBCGSBuildNullLoop<FUSED_NULLSPACE_MAX>, conv, it0, NULL, its);
 }
 
 struct PBCGSLoopArgs {

@@ -91,17 +91,6 @@ __global__ void PGMRESFinishKernel(const double *partials, int nblocks, double *
   if (threadIdx.x == 0) sums[blockIdx.x] = acc[0];
 }
 
-/* Row i of w less its part in the null space, w_i - sum_k c_k n_k(i), for
-   NS basis vectors at most (ns.m of them) */
-template <int NS>
-__device__ __forceinline__ double PGMRESLessNullSpace(const FusedNullSpace &ns, const double *c, double w, int i)
-{
-#pragma unroll
-  for (int k = 0; k < NS; k++)
-    if (k < ns.m) w -= c[k] * FusedNullSpaceBasis(ns, k, i);
-  return w;
-}
-
 /* w -= sum_{l<j} h_l V_l; <w,w>, <w,r>, <r,r>, and with a null space <w, n_k> */
 template <int NS>
 __global__ void PGMRESOrthogKernel(int n, FusedPGMRESVecs v, FusedNullSpace ns, int j, const double *h, double *partials, double *sums, unsigned int *ticket)
@@ -129,38 +118,10 @@ __global__ void PGMRESNormalizeKernel(int n, FusedPGMRESVecs v, FusedNullSpace n
   double *vj = v.V + (size_t)j * n;
   FUSED_GRID_LOOP(i, n)
   {
-    const double u = scale * PGMRESLessNullSpace<FUSED_NULLSPACE_MAX>(ns, ns.coef, v.w[i], i);
+    const double u = scale * FusedLessNullSpace<FUSED_NULLSPACE_MAX>(ns, ns.coef, v.w[i], i);
     vj[i]          = u;
     v.r[i] -= xi * u;
   }
-}
-
-/* the start's <r, n_k>, k < NS (the rest of the NS sums zero) */
-template <int NS>
-__global__ void PGMRESStartNullSumsKernel(int n, FusedPGMRESVecs v, FusedNullSpace ns, double *partials, double *sums, unsigned int *ticket)
-{
-  double acc[NS] = {0.0};
-  FUSED_GRID_LOOP(i, n)
-  {
-    const double r = v.r[i];
-#pragma unroll
-    for (int k = 0; k < NS; k++)
-      if (k < ns.m) acc[k] += r * FusedNullSpaceBasis(ns, k, i);
-  }
-  FusedReduce<NS>(acc, partials, sums, ticket, 0);
-}
-
-/* r -= sum_k coef_k n_k; <r,r> */
-__global__ void PGMRESStartProjectKernel(int n, FusedPGMRESVecs v, FusedNullSpace ns, double *partials, double *sums, unsigned int *ticket)
-{
-  double acc[1] = {0.0};
-  FUSED_GRID_LOOP(i, n)
-  {
-    const double r = PGMRESLessNullSpace<FUSED_NULLSPACE_MAX>(ns, ns.coef, v.r[i], i);
-    v.r[i]         = r;
-    acc[0] += r * r;
-  }
-  FusedReduce<1>(acc, partials, sums, ticket, 0);
 }
 
 /* Basis entries whose loads a row of the update or of the graph's
@@ -320,22 +281,6 @@ extern "C" int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j,
   else if (ns.m == 1) PGMRESOrthogKernel<1><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ns, j, hd, ctx->partials, ctx->sums, ctx->ticket);
   else PGMRESOrthogKernel<FUSED_NULLSPACE_MAX><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ns, j, hd, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESOrthogKernel");
-  return FUSED_CUDA_OK;
-}
-
-extern "C" int FusedPGMRESStartNullSums(FusedCUDA ctx, const FusedPGMRESVecs *v, const FusedNullSpace *ns)
-{
-  if (!ns || ns->m < 1 || ns->m > FUSED_NULLSPACE_MAX) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a null space of %d vectors (1 to %d)", ns ? ns->m : 0, FUSED_NULLSPACE_MAX);
-  PGMRESStartNullSumsKernel<FUSED_NULLSPACE_MAX><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, *ns, ctx->partials, ctx->sums, ctx->ticket);
-  FUSED_CUDA_CHECK_LAUNCH("PGMRESStartNullSumsKernel");
-  return FUSED_CUDA_OK;
-}
-
-extern "C" int FusedPGMRESStartProject(FusedCUDA ctx, const FusedPGMRESVecs *v, const FusedNullSpace *ns)
-{
-  if (!ns || ns->m < 1 || ns->m > FUSED_NULLSPACE_MAX) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a null space of %d vectors (1 to %d)", ns ? ns->m : 0, FUSED_NULLSPACE_MAX);
-  PGMRESStartProjectKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, *ns, ctx->partials, ctx->sums, ctx->ticket);
-  FUSED_CUDA_CHECK_LAUNCH("PGMRESStartProjectKernel");
   return FUSED_CUDA_OK;
 }
 
@@ -661,7 +606,7 @@ struct PGMRESLessNullSpaceOf {
   const double *__restrict__ p;
   FusedNullSpace ns; /* its coef unused: c */
   double         c[NS];
-  __device__ __forceinline__ double Load(int j) const { return PGMRESLessNullSpace<NS>(ns, c, p[j], j); }
+  __device__ __forceinline__ double Load(int j) const { return FusedLessNullSpace<NS>(ns, c, p[j], j); }
   __device__ __forceinline__ double Value(double e) const { return e; }
   __device__ __forceinline__ double operator()(int j) const { return Load(j); }
 };

@@ -406,7 +406,8 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
   }
   if (fused->single_kernel) fused->loop_why = "on the device, in one cooperative kernel with grid barriers (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
   else if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel has no point-block Jacobi); the host looks only where the test stops it";
-  else if (fused->nullsp) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel removes a null space of one vector only); the host looks only where the test stops it";
+  else if (fused->nullsp && fused->single_kernel_ns) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel removes a null space of one vector only); the host looks only where the test stops it";
+  else if (fused->nullsp) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel removes no null space); the host looks only where the test stops it";
   else fused->loop_why = "on the device, from a CUDA graph of one kernel per step (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
   *allowed        = PETSC_TRUE;
   PetscFunctionReturn(0);

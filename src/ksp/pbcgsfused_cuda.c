@@ -7,13 +7,15 @@
    reductions one after the other, then omega and beta of the device loop */
 enum { BCGS_VEC_X = 1, BCGS_VEC_B, BCGS_VEC_R, BCGS_VEC_RSTAR, BCGS_VEC_P, BCGS_VEC_V, BCGS_VEC_S, BCGS_VEC_T, BCGS_NVECS };
 /* with the PC applied between kernels: the products' output before the PC;
-   with point-block Jacobi its inverse blocks (bs vectors' room) */
+   with point-block Jacobi its inverse blocks (bs vectors' room), or with a
+   null space removed on the device its stored vectors */
 enum { BCGS_VEC_W = BCGS_NVECS, BCGS_NVECS_STORED };
-#define BCGS_VEC_BLOCKS BCGS_NVECS
-/* reductions one after the other, then omega and beta of the device loop,
-   then ||B b||^2 (KSPFusedCUDAFirstTest()) */
-#define BCGS_DEVICE_SUMS (BCGS_NSUMS1 + BCGS_NSUMS2 + 3)
-#define BCGS_DEVICE_RHS  (BCGS_NSUMS1 + BCGS_NSUMS2 + 2)
+#define BCGS_VEC_BLOCKS    BCGS_NVECS
+#define BCGS_VEC_NULLSPACE BCGS_NVECS
+/* reductions one after the other, omega and beta of the device loop,
+   ||B b||^2 (KSPFusedCUDAFirstTest()), a null space's sums (fusedcuda.h) */
+#define BCGS_DEVICE_SUMS FUSED_PBCGS_DEVICE_SUMS
+#define BCGS_DEVICE_RHS  FUSED_PBCGS_RHS
 
 static FusedPBCGSVecs PBCGSFusedDeviceVecs(KSP_PBCGSFused *bcgs)
 {
@@ -49,7 +51,13 @@ static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscS
 
   PetscFunctionBegin;
   (void)partial1; /* delivered by product_p */
-  if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) {
+  if (fused->nullsp) {
+    PetscInt nvecs;
+
+    PetscCall(MatNullSpaceGetVecs(fused->nullsp, NULL, &nvecs, NULL));
+    PetscCall(KSPFusedCUDAPrepare(ksp, fused, BCGS_VEC_NULLSPACE + nvecs, BCGS_DEVICE_SUMS, "pbcgsfused"));
+    PetscCall(KSPFusedCUDANullSpaceToDevice(ksp, fused, BCGS_VEC_NULLSPACE));
+  } else if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) {
     PetscCall(KSPFusedCUDAPrepare(ksp, fused, BCGS_VEC_BLOCKS + fused->dblock_bs, BCGS_DEVICE_SUMS, "pbcgsfused"));
     v = PBCGSFusedDeviceVecs(bcgs);
     PetscCall(KSPFusedCUDABlockDiagonalToDevice(ksp, fused, BCGS_VEC_BLOCKS, v.s, v.t)); /* s and t are free until the first product */
@@ -66,6 +74,20 @@ static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscS
     PetscCall(KSPFusedCUDAApplyPC(ksp, fused, vw.r, v.r));
     PetscCallFusedCUDA(FusedPBCGSRestart(fused->work.cuda, &v));
   } else PetscCallFusedCUDA(FusedPBCGSStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
+  if (fused->ns.m) {
+    /* r less its null space part needs <r, n_k> first: one more
+       synchronization, at the start only; then r0* = p = r */
+    FusedNullSpace ns = fused->ns;
+    PetscScalar    c[FUSED_NULLSPACE_MAX];
+
+    PetscCallFusedCUDA(FusedCUDANullSpaceSums(fused->work.cuda, v.r, &ns));
+    PetscCallFusedCUDA(FusedCUDAGetSums(fused->work.cuda, 0, ns.m, c));
+    PetscCall(KSPFusedAllreduce(ksp, fused, ns.m, c));
+    for (int k = 0; k < ns.m; k++) ns.coef[k] = c[k];
+    PetscCallFusedCUDA(FusedCUDANullSpaceRemove(fused->work.cuda, v.r, &ns));
+    PetscCallFusedCUDA(FusedPBCGSRestart(fused->work.cuda, &v));
+    PetscCall(PetscLogFlops(4.0 * ns.m * fused->work.n));
+  }
   PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz)));
   PetscFunctionReturn(0);
 }
@@ -97,7 +119,11 @@ static PetscErrorCode PBCGSFusedProductP_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Pet
 
   PetscFunctionBegin;
   PetscCall(FusedDeviceGhosts(&bcgs->fused.op, &bcgs->fused.work, v.p));
-  PetscCall(PBCGSFusedProductPC_CUDA(ksp, bcgs, &v, &v.v, FusedPBCGSProductP, FusedPBCGSSumsP)); /* v = B A p, <v,r0*> */
+  if (bcgs->fused.ns.m) {
+    /* and <v, n_k> after the first reduction's own */
+    PetscCallFusedCUDA(FusedPBCGSProductPNull(bcgs->fused.work.cuda, bcgs->fused.op.mat, &v, &bcgs->fused.ns));
+    PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.work.cuda, FUSED_PBCGS_V_N, bcgs->fused.ns.m, partial1 + BCGS_NSUMS1));
+  } else PetscCall(PBCGSFusedProductPC_CUDA(ksp, bcgs, &v, &v.v, FusedPBCGSProductP, FusedPBCGSSumsP)); /* v = B A p, <v,r0*> */
   PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.work.cuda, 0, BCGS_NSUMS1, partial1));
   PetscCall(PetscLogFlops(3.0 * bcgs->fused.work.n + 2.0 * bcgs->fused.op.nnz));
   PetscFunctionReturn(0);
@@ -109,7 +135,8 @@ static PetscErrorCode PBCGSFusedUpdateS_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Pets
 
   PetscFunctionBegin;
   (void)ksp;
-  PetscCallFusedCUDA(FusedPBCGSUpdateS(bcgs->fused.work.cuda, &v, alpha));
+  if (bcgs->fused.ns.m) PetscCallFusedCUDA(FusedPBCGSUpdateSNull(bcgs->fused.work.cuda, &v, alpha, &bcgs->fused.ns)); /* s = r - alpha P v */
+  else PetscCallFusedCUDA(FusedPBCGSUpdateS(bcgs->fused.work.cuda, &v, alpha));
   PetscCall(PetscLogFlops(2.0 * bcgs->fused.work.n));
   PetscFunctionReturn(0);
 }
@@ -120,7 +147,11 @@ static PetscErrorCode PBCGSFusedProductS_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Pet
 
   PetscFunctionBegin;
   PetscCall(FusedDeviceGhosts(&bcgs->fused.op, &bcgs->fused.work, v.s));
-  PetscCall(PBCGSFusedProductPC_CUDA(ksp, bcgs, &v, &v.t, FusedPBCGSProductS, FusedPBCGSSumsS)); /* t = B A s, the five sums */
+  if (bcgs->fused.ns.m) {
+    /* and <t, n_k> after the five */
+    PetscCallFusedCUDA(FusedPBCGSProductSNull(bcgs->fused.work.cuda, bcgs->fused.op.mat, &v, &bcgs->fused.ns));
+    PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.work.cuda, FUSED_PBCGS_T_N, bcgs->fused.ns.m, partial2 + BCGS_NSUMS2));
+  } else PetscCall(PBCGSFusedProductPC_CUDA(ksp, bcgs, &v, &v.t, FusedPBCGSProductS, FusedPBCGSSumsS)); /* t = B A s, the five sums */
   PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.work.cuda, BCGS_NSUMS1, BCGS_NSUMS2, partial2));
   PetscCall(PetscLogFlops(11.0 * bcgs->fused.work.n + 2.0 * bcgs->fused.op.nnz));
   PetscFunctionReturn(0);
@@ -133,7 +164,8 @@ static PetscErrorCode PBCGSFusedUpdateXRP_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Pe
   PetscFunctionBegin;
   (void)ksp;
   (void)partial1; /* delivered by product_p */
-  PetscCallFusedCUDA(FusedPBCGSUpdateXRP(bcgs->fused.work.cuda, &v, alpha, omega, beta));
+  if (bcgs->fused.ns.m) PetscCallFusedCUDA(FusedPBCGSUpdateXRPNull(bcgs->fused.work.cuda, &v, alpha, omega, beta, &bcgs->fused.ns, bcgs->t_coef));
+  else PetscCallFusedCUDA(FusedPBCGSUpdateXRP(bcgs->fused.work.cuda, &v, alpha, omega, beta));
   PetscCall(PetscLogFlops(14.0 * bcgs->fused.work.n));
   PetscFunctionReturn(0);
 }
@@ -160,7 +192,8 @@ static PetscErrorCode PBCGSFusedLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscIn
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCallFusedCUDA(FusedPBCGSLoop(fused->work.cuda, fused->op.mat, &v, &conv, (int)it0, fused->single_kernel, &stopped));
+  if (fused->ns.m) PetscCallFusedCUDA(FusedPBCGSLoopNull(fused->work.cuda, fused->op.mat, &v, &fused->ns, &conv, (int)it0, &stopped));
+  else PetscCallFusedCUDA(FusedPBCGSLoop(fused->work.cuda, fused->op.mat, &v, &conv, (int)it0, fused->single_kernel, &stopped));
   PetscCall(PetscLogFlops((stopped - it0) * (30.0 * fused->work.n + 4.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   /* iteration 'stopped' is tested by the host itself, from product_p */
@@ -188,7 +221,7 @@ static PetscErrorCode PBCGSFusedStartLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, in
   PetscCall(PBCGSFusedStart_CUDA(ksp, bcgs, NULL));
   PetscCall(PetscLogEventEnd(KSP_PBCGSFused_UpdateXRP, ksp, 0, 0, 0));
   v = PBCGSFusedDeviceVecs(bcgs);
-  PetscCheck(!PBCGSFusedDevicePC(bcgs) && !fused->op.halo, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the fused PC on one rank");
+  PetscCheck(!PBCGSFusedDevicePC(bcgs) && !fused->op.halo && !fused->ns.m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the fused PC on one rank, without a null space");
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCall(KSPFusedCUDAFirstTest(ksp, fused, reference, v.b, v.d, BCGS_DEVICE_RHS, &conv));
   PetscCallFusedCUDA(FusedPBCGSLoop(fused->work.cuda, fused->op.mat, &v, &conv, -1, fused->single_kernel, &stopped));

@@ -46,6 +46,9 @@ struct _KSP_PBCGSFused {
   KSPFused                  fused; /* first: the shared driver reads it through ksp->data */
   Vec                       r, rstar, p, v, s, t, tmp;
   PetscInt                  restarts; /* of r0* in the last solve */
+  /* a null space removed on the device: <t, n_k> of the last second
+     reduction (<v, n_k> of the first go to fused.ns.coef) */
+  PetscScalar               t_coef[FUSED_NULLSPACE_MAX];
   const KSPPBCGSFusedSteps *steps;
 };
 

@@ -71,11 +71,11 @@ static PetscErrorCode PGMRESFusedQueueStart_CUDA(KSP ksp, KSP_PGMRESFused *gm)
     FusedNullSpace ns = fused->ns;
     PetscScalar    c[FUSED_NULLSPACE_MAX];
 
-    PetscCallFusedCUDA(FusedPGMRESStartNullSums(fused->work.cuda, &v, &ns));
+    PetscCallFusedCUDA(FusedCUDANullSpaceSums(fused->work.cuda, v.r, &ns));
     PetscCallFusedCUDA(FusedCUDAGetSums(fused->work.cuda, 0, ns.m, c));
     PetscCall(KSPFusedAllreduce(ksp, fused, ns.m, c));
     for (int k = 0; k < ns.m; k++) ns.coef[k] = c[k];
-    PetscCallFusedCUDA(FusedPGMRESStartProject(fused->work.cuda, &v, &ns));
+    PetscCallFusedCUDA(FusedCUDANullSpaceRemove(fused->work.cuda, v.r, &ns));
     PetscCall(PetscLogFlops(4.0 * ns.m * fused->work.n));
   }
   PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz)));
