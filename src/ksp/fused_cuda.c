@@ -239,36 +239,10 @@ static PetscErrorCode FusedDestroyWraps(KSPFused *fused)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscInt nvecs, PetscInt maxsums, const char *what)
-{
-  PetscInt  n;
-  PetscBool created;
 
-  PetscFunctionBegin;
-  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
-  PetscCall(FusedDevicePick((PetscObject)ksp, &fused->device));
-  PetscCall(FusedDeviceWorkEnsure(&fused->work, fused->device, n, nvecs, maxsums, what, &created));
-  if (created) {
-    fused->dinv_uploaded       = -1;
-    fused->ns_uploaded         = 0;
-    fused->dblock_device_id    = 0;
-    fused->dblock_device_state = 0;
-    PetscCall(FusedDestroyWraps(fused)); /* over the vectors that went */
-  }
-  PetscCall(FusedBuildDeviceOperator(ksp, fused));
-  if (fused->pcplace == KSP_FUSED_PC_JACOBI) {
-    PetscObjectState state;
-
-    PetscCall(PetscObjectStateGet((PetscObject)fused->dinv, &state));
-    if (state != fused->dinv_uploaded) {
-      PetscCall(FusedDeviceUpload(&fused->work, fused->dinv, FusedCUDAVec(fused->work.cuda, FUSED_VEC_DINV)));
-      fused->dinv_uploaded = state;
-    }
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PETSC_INTERN PetscErrorCode KSPFusedCUDANullSpaceToDevice(KSP ksp, KSPFused *fused, PetscInt first)
+/* the null space's stored vectors to workspace vectors first, first + 1, ...
+   (once per null space and workspace), and fused->ns set from them */
+static PetscErrorCode FusedNullSpaceToDevice(KSP ksp, KSPFused *fused, PetscInt first)
 {
   PetscBool  has_cnst;
   PetscInt   nvecs, N;
@@ -292,7 +266,11 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDANullSpaceToDevice(KSP ksp, KSPFused *fus
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PETSC_INTERN PetscErrorCode KSPFusedCUDABlockDiagonalToDevice(KSP ksp, KSPFused *fused, PetscInt first, double *in, double *out)
+/* point-block Jacobi's inverse blocks on the device, at workspace vectors
+   first.. (dblock_bs of them, one after another): in a CUDA PETSc the PC
+   runs on the device over the scratch device vectors in and out; else they
+   come from the host */
+static PetscErrorCode FusedBlockDiagonalToDevice(KSP ksp, KSPFused *fused, PetscInt first, double *in, double *out)
 {
   const PetscInt   bs = fused->dblock_bs;
   Mat              Pmat;
@@ -319,6 +297,42 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDABlockDiagonalToDevice(KSP ksp, KSPFused 
   }
   fused->dblock_device_id    = id;
   fused->dblock_device_state = state;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscInt nvecs, PetscInt maxsums, const char *what)
+{
+  PetscInt  n, aux = 0;
+  PetscBool created;
+
+  PetscFunctionBegin;
+  PetscCheck(nvecs > 2, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a fused method's device work starts with the Jacobi diagonal, the iterate and b");
+  if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) aux = fused->dblock_bs;
+  else if (fused->nullsp) PetscCall(MatNullSpaceGetVecs(fused->nullsp, NULL, &aux, NULL));
+  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
+  PetscCall(FusedDevicePick((PetscObject)ksp, &fused->device));
+  PetscCall(FusedDeviceWorkEnsure(&fused->work, fused->device, n, nvecs + aux, maxsums, what, &created));
+  if (created) {
+    fused->dinv_uploaded       = -1;
+    fused->ns_uploaded         = 0;
+    fused->dblock_device_id    = 0;
+    fused->dblock_device_state = 0;
+    PetscCall(FusedDestroyWraps(fused)); /* over the vectors that went */
+  }
+  PetscCall(FusedBuildDeviceOperator(ksp, fused));
+  if (fused->pcplace == KSP_FUSED_PC_JACOBI) {
+    PetscObjectState state;
+
+    PetscCall(PetscObjectStateGet((PetscObject)fused->dinv, &state));
+    if (state != fused->dinv_uploaded) {
+      PetscCall(FusedDeviceUpload(&fused->work, fused->dinv, FusedCUDAVec(fused->work.cuda, FUSED_VEC_DINV)));
+      fused->dinv_uploaded = state;
+    }
+  }
+  fused->aux_vecs = nvecs;
+  /* vectors 1 and 2 (x and b) are free until the system goes up */
+  if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) PetscCall(FusedBlockDiagonalToDevice(ksp, fused, nvecs, FusedCUDAVec(fused->work.cuda, 1), FusedCUDAVec(fused->work.cuda, 2)));
+  PetscCall(FusedNullSpaceToDevice(ksp, fused, nvecs));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

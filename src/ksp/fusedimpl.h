@@ -70,6 +70,7 @@ typedef struct {
   PetscObjectState    op_nzstate;        /* its nonzero pattern's state */
   PetscObjectState    dinv_uploaded;     /* state of dinv when it went to the device */
   PetscObjectId       dblock_device_id;  /* the Pmat (id, state) the device's inverse blocks were taken from (0: none) */
+  PetscInt            aux_vecs;          /* workspace vector where the inverse blocks or the null space's vectors begin (KSPFusedCUDAPrepare()) */
   PetscObjectState    dblock_device_state;
   double             *x_device;          /* the iterate on the device during a CUDA solve, else NULL */
   PetscBool           single_kernel;     /* this solve's device loop is one cooperative kernel (else a CUDA graph) */
@@ -126,19 +127,17 @@ PETSC_INTERN PetscErrorCode KSPFusedDecomposeBackend(KSP);
 /* CUDA backend (fused_cuda.c) */
 PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP, KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDASetUp(KSP, KSPFused *);
+/* The device work of a solve: the method's own nvecs vectors (1 and 2 the
+   iterate and b, not yet sent: KSPFusedCUDASystemToDevice()), the operator,
+   the Jacobi diagonal, and after the method's vectors, from aux_vecs on,
+   point-block Jacobi's inverse blocks or the null space's stored vectors
+   (fused->ns set) */
 PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP, KSPFused *, PetscInt nvecs, PetscInt maxsums, const char *what);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *);
 /* a null space's basis vectors, the constant counted */
 PETSC_INTERN PetscInt KSPFusedNullSpaceBasisSize(MatNullSpace);
-/* the null space's stored vectors to workspace vectors first, first + 1, ...
-   (once per null space and workspace), and fused->ns set from them */
-PETSC_INTERN PetscErrorCode KSPFusedCUDANullSpaceToDevice(KSP, KSPFused *, PetscInt first);
 /* point-block Jacobi's inverse blocks on the host (fused->dblock), remade where the Pmat changed */
 PETSC_INTERN PetscErrorCode KSPFusedBlockDiagonal(KSP, KSPFused *);
-/* the same on the device, at workspace vectors first.. (dblock_bs of them,
-   one after another): in a CUDA PETSc the PC runs on the device over the
-   scratch device vectors in and out; else they come from the host */
-PETSC_INTERN PetscErrorCode KSPFusedCUDABlockDiagonalToDevice(KSP, KSPFused *, PetscInt first, double *in, double *out);
 /* out = B in on the device (KSP_FUSED_PC_DEVICE): PCApply() on CUDA vectors over in and out */
 PETSC_INTERN PetscErrorCode KSPFusedCUDAApplyPC(KSP, KSPFused *, const double *in, double *out);
 /* the hybcuda matrix type (src/mat/hybcuda.c) */

@@ -6,12 +6,10 @@
 /* workspace vectors after the Jacobi diagonal; device sums: the two
    reductions one after the other, then omega and beta of the device loop */
 enum { BCGS_VEC_X = 1, BCGS_VEC_B, BCGS_VEC_R, BCGS_VEC_RSTAR, BCGS_VEC_P, BCGS_VEC_V, BCGS_VEC_S, BCGS_VEC_T, BCGS_NVECS };
-/* with the PC applied between kernels: the products' output before the PC;
-   with point-block Jacobi its inverse blocks (bs vectors' room), or with a
-   null space removed on the device its stored vectors */
+/* with the PC applied between kernels: the products' output before the PC
+   (point-block Jacobi's blocks or a null space's vectors follow the
+   method's: KSPFusedCUDAPrepare()) */
 enum { BCGS_VEC_W = BCGS_NVECS, BCGS_NVECS_STORED };
-#define BCGS_VEC_BLOCKS    BCGS_NVECS
-#define BCGS_VEC_NULLSPACE BCGS_NVECS
 /* reductions one after the other, omega and beta of the device loop,
    ||B b||^2 (KSPFusedCUDAFirstTest()), a null space's sums (fusedcuda.h) */
 #define BCGS_DEVICE_SUMS FUSED_PBCGS_DEVICE_SUMS
@@ -33,7 +31,7 @@ static FusedPBCGSVecs PBCGSFusedDeviceVecs(KSP_PBCGSFused *bcgs)
   v.s     = FusedCUDAVec(ctx, BCGS_VEC_S);
   v.t     = FusedCUDAVec(ctx, BCGS_VEC_T);
   v.d      = bcgs->fused.pcplace == KSP_FUSED_PC_JACOBI ? FusedCUDAVec(ctx, FUSED_VEC_DINV) : NULL;
-  v.dblock = bcgs->fused.pcplace == KSP_FUSED_PC_PBJACOBI ? FusedCUDAVec(ctx, BCGS_VEC_BLOCKS) : NULL;
+  v.dblock = bcgs->fused.pcplace == KSP_FUSED_PC_PBJACOBI ? FusedCUDAVec(ctx, (int)bcgs->fused.aux_vecs) : NULL;
   v.bs     = v.dblock ? (int)bcgs->fused.dblock_bs : 1;
   return v;
 }
@@ -51,17 +49,7 @@ static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscS
 
   PetscFunctionBegin;
   (void)partial1; /* delivered by product_p */
-  if (fused->nullsp) {
-    PetscInt nvecs;
-
-    PetscCall(MatNullSpaceGetVecs(fused->nullsp, NULL, &nvecs, NULL));
-    PetscCall(KSPFusedCUDAPrepare(ksp, fused, BCGS_VEC_NULLSPACE + nvecs, BCGS_DEVICE_SUMS, "pbcgsfused"));
-    PetscCall(KSPFusedCUDANullSpaceToDevice(ksp, fused, BCGS_VEC_NULLSPACE));
-  } else if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) {
-    PetscCall(KSPFusedCUDAPrepare(ksp, fused, BCGS_VEC_BLOCKS + fused->dblock_bs, BCGS_DEVICE_SUMS, "pbcgsfused"));
-    v = PBCGSFusedDeviceVecs(bcgs);
-    PetscCall(KSPFusedCUDABlockDiagonalToDevice(ksp, fused, BCGS_VEC_BLOCKS, v.s, v.t)); /* s and t are free until the first product */
-  } else PetscCall(KSPFusedCUDAPrepare(ksp, fused, PBCGSFusedDevicePC(bcgs) ? BCGS_NVECS_STORED : BCGS_NVECS, BCGS_DEVICE_SUMS, "pbcgsfused"));
+  PetscCall(KSPFusedCUDAPrepare(ksp, fused, PBCGSFusedDevicePC(bcgs) ? BCGS_NVECS_STORED : BCGS_NVECS, BCGS_DEVICE_SUMS, "pbcgsfused"));
   v = PBCGSFusedDeviceVecs(bcgs);
   PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
   if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));

@@ -5,12 +5,10 @@
 
 /* workspace vectors after the Jacobi diagonal */
 enum { PCG_VEC_X = 1, PCG_VEC_B, PCG_VEC_R, PCG_VEC_P, PCG_VEC_Y, PCG_NVECS };
-/* with the PC applied between kernels, z = B r and w = B y are stored too;
-   with a null space removed on the device, its stored vectors follow, and
-   with point-block Jacobi its inverse blocks (bs vectors' room) */
+/* with the PC applied between kernels, z = B r and w = B y are stored too
+   (point-block Jacobi's blocks or a null space's vectors follow the
+   method's: KSPFusedCUDAPrepare()) */
 enum { PCG_VEC_Z = PCG_NVECS, PCG_VEC_W, PCG_NVECS_STORED };
-#define PCG_VEC_NULLSPACE PCG_NVECS
-#define PCG_VEC_BLOCKS    PCG_NVECS
 
 static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
 {
@@ -25,7 +23,7 @@ static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
   v.p        = FusedCUDAVec(ctx, PCG_VEC_P);
   v.y        = FusedCUDAVec(ctx, PCG_VEC_Y);
   v.d        = cg->fused.pcplace == KSP_FUSED_PC_JACOBI ? FusedCUDAVec(ctx, FUSED_VEC_DINV) : NULL;
-  v.dblock   = cg->fused.pcplace == KSP_FUSED_PC_PBJACOBI ? FusedCUDAVec(ctx, PCG_VEC_BLOCKS) : NULL;
+  v.dblock   = cg->fused.pcplace == KSP_FUSED_PC_PBJACOBI ? FusedCUDAVec(ctx, (int)cg->fused.aux_vecs) : NULL;
   v.bs       = v.dblock ? (int)cg->fused.dblock_bs : 1;
   v.z        = cg->fused.pcplace == KSP_FUSED_PC_DEVICE ? FusedCUDAVec(ctx, PCG_VEC_Z) : NULL;
   v.w        = cg->fused.pcplace == KSP_FUSED_PC_DEVICE ? FusedCUDAVec(ctx, PCG_VEC_W) : NULL;
@@ -42,17 +40,7 @@ static PetscErrorCode PCGFusedStart_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar 
 
   PetscFunctionBegin;
   (void)partial; /* delivered by the product step */
-  if (fused->nullsp) {
-    PetscInt nvecs;
-
-    PetscCall(MatNullSpaceGetVecs(fused->nullsp, NULL, &nvecs, NULL));
-    PetscCall(KSPFusedCUDAPrepare(ksp, fused, PCG_VEC_NULLSPACE + nvecs, FUSED_PCG_DEVICE_SUMS, "pcgfused"));
-    PetscCall(KSPFusedCUDANullSpaceToDevice(ksp, fused, PCG_VEC_NULLSPACE));
-  } else if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) {
-    PetscCall(KSPFusedCUDAPrepare(ksp, fused, PCG_VEC_BLOCKS + fused->dblock_bs, FUSED_PCG_DEVICE_SUMS, "pcgfused"));
-    v = PCGFusedDeviceVecs(ksp, cg);
-    PetscCall(KSPFusedCUDABlockDiagonalToDevice(ksp, fused, PCG_VEC_BLOCKS, v.y, v.r)); /* y and r are free until the start */
-  } else PetscCall(KSPFusedCUDAPrepare(ksp, fused, fused->pcplace == KSP_FUSED_PC_DEVICE ? PCG_NVECS_STORED : PCG_NVECS, FUSED_PCG_DEVICE_SUMS, "pcgfused"));
+  PetscCall(KSPFusedCUDAPrepare(ksp, fused, fused->pcplace == KSP_FUSED_PC_DEVICE ? PCG_NVECS_STORED : PCG_NVECS, FUSED_PCG_DEVICE_SUMS, "pcgfused"));
   v = PCGFusedDeviceVecs(ksp, cg);
   PetscCall(VecGetLocalSize(ksp->vec_rhs, &n));
   PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));

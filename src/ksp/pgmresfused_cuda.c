@@ -4,9 +4,9 @@
 #include <string.h>
 #include "ksp/pgmresfusedimpl.h"
 
-/* workspace vectors after the Jacobi diagonal; the basis follows them, and
-   after the basis point-block Jacobi's inverse blocks (bs vectors' room) or
-   the stored vectors of a null space removed on the device */
+/* workspace vectors after the Jacobi diagonal; the basis follows them
+   (point-block Jacobi's blocks or a null space's vectors follow the basis:
+   KSPFusedCUDAPrepare()) */
 enum { GM_VEC_X = 1, GM_VEC_B, GM_VEC_R, GM_VEC_Z0, GM_VEC_W, GM_VEC_TMP, GM_VEC_W2, GM_VEC_V };
 
 static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
@@ -25,7 +25,7 @@ static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
   v.w2    = FusedCUDAVec(ctx, GM_VEC_W2);
   v.V     = FusedCUDAVec(ctx, GM_VEC_V);
   v.d     = gm->fused.pcplace == KSP_FUSED_PC_JACOBI ? FusedCUDAVec(ctx, FUSED_VEC_DINV) : NULL;
-  v.dblock = gm->fused.pcplace == KSP_FUSED_PC_PBJACOBI ? FusedCUDAVec(ctx, (int)(GM_VEC_V + gm->restart)) : NULL;
+  v.dblock = gm->fused.pcplace == KSP_FUSED_PC_PBJACOBI ? FusedCUDAVec(ctx, (int)gm->fused.aux_vecs) : NULL;
   v.bs     = v.dblock ? (int)gm->fused.dblock_bs : 1;
   v.right = ksp->pc_side == PC_RIGHT;
   v.pc_between = gm->fused.pcplace == KSP_FUSED_PC_DEVICE;
@@ -42,16 +42,12 @@ static PetscErrorCode PGMRESFusedQueueStart_CUDA(KSP ksp, KSP_PGMRESFused *gm)
 
   PetscFunctionBegin;
   if (!fused->x_device) {
-    char     what[160];
-    PetscInt after_basis = fused->pcplace == KSP_FUSED_PC_PBJACOBI ? fused->dblock_bs : 0;
+    char what[160];
 
-    if (fused->nullsp) PetscCall(MatNullSpaceGetVecs(fused->nullsp, NULL, &after_basis, NULL));
     PetscCall(PetscSNPrintf(what, sizeof(what), "pgmresfused with restart %" PetscInt_FMT " (a smaller -ksp_pgmresfused_restart needs less)", m));
     /* sums: a step's products, then the orthogonalization's with a null space's room and b's norm */
-    PetscCall(KSPFusedCUDAPrepare(ksp, fused, GM_VEC_V + m + after_basis, 2 * PetscMax(m + 1, GMRES_NSUMS + FUSED_NULLSPACE_MAX + 1), what));
-    PetscCall(KSPFusedCUDANullSpaceToDevice(ksp, fused, GM_VEC_V + m));
+    PetscCall(KSPFusedCUDAPrepare(ksp, fused, GM_VEC_V + m, 2 * PetscMax(m + 1, GMRES_NSUMS + FUSED_NULLSPACE_MAX + 1), what));
     v = PGMRESFusedDeviceVecs(ksp, gm);
-    if (v.dblock) PetscCall(KSPFusedCUDABlockDiagonalToDevice(ksp, fused, GM_VEC_V + m, v.w, v.tmp)); /* w and tmp are free until the first product */
     PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
   }
   v = PGMRESFusedDeviceVecs(ksp, gm);
