@@ -266,6 +266,21 @@ static PetscErrorCode FusedNullSpaceToDevice(KSP ksp, KSPFused *fused, PetscInt 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PETSC_INTERN PetscErrorCode KSPFusedCUDANullSpaceRemove(KSP ksp, KSPFused *fused, double *r)
+{
+  FusedNullSpace ns = fused->ns;
+  PetscScalar    c[FUSED_NULLSPACE_MAX];
+
+  PetscFunctionBegin;
+  PetscCallFusedCUDA(FusedCUDANullSpaceSums(fused->work.cuda, r, &ns));
+  PetscCallFusedCUDA(FusedCUDAGetSums(fused->work.cuda, 0, ns.m, c));
+  PetscCall(KSPFusedAllreduce(ksp, fused, ns.m, c));
+  for (int k = 0; k < ns.m; k++) ns.coef[k] = c[k];
+  PetscCallFusedCUDA(FusedCUDANullSpaceRemove(fused->work.cuda, r, &ns));
+  PetscCall(PetscLogFlops(4.0 * ns.m * fused->work.n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* point-block Jacobi's inverse blocks on the device, at workspace vectors
    first.. (dblock_bs of them, one after another): in a CUDA PETSc the PC
    runs on the device over the scratch device vectors in and out; else they

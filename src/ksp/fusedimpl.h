@@ -136,6 +136,10 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP, KSPFused *, PetscInt nvecs,
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *);
 /* a null space's basis vectors, the constant counted */
 PETSC_INTERN PetscInt KSPFusedNullSpaceBasisSize(MatNullSpace);
+/* r -= sum_k <r, n_k> n_k on the device for the null space of fused->ns
+   (its sums wait for the device and cross the ranks: one synchronization);
+   the device's sums[0] is then <r,r>, this rank's */
+PETSC_INTERN PetscErrorCode KSPFusedCUDANullSpaceRemove(KSP, KSPFused *, double *r);
 /* point-block Jacobi's inverse blocks on the host (fused->dblock), remade where the Pmat changed */
 PETSC_INTERN PetscErrorCode KSPFusedBlockDiagonal(KSP, KSPFused *);
 /* out = B in on the device (KSP_FUSED_PC_DEVICE): PCApply() on CUDA vectors over in and out */

@@ -63,18 +63,9 @@ static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscS
     PetscCallFusedCUDA(FusedPBCGSRestart(fused->work.cuda, &v));
   } else PetscCallFusedCUDA(FusedPBCGSStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
   if (fused->ns.m) {
-    /* r less its null space part needs <r, n_k> first: one more
-       synchronization, at the start only; then r0* = p = r */
-    FusedNullSpace ns = fused->ns;
-    PetscScalar    c[FUSED_NULLSPACE_MAX];
-
-    PetscCallFusedCUDA(FusedCUDANullSpaceSums(fused->work.cuda, v.r, &ns));
-    PetscCallFusedCUDA(FusedCUDAGetSums(fused->work.cuda, 0, ns.m, c));
-    PetscCall(KSPFusedAllreduce(ksp, fused, ns.m, c));
-    for (int k = 0; k < ns.m; k++) ns.coef[k] = c[k];
-    PetscCallFusedCUDA(FusedCUDANullSpaceRemove(fused->work.cuda, v.r, &ns));
+    /* r less its null space part (one more synchronization, at the start only), then r0* = p = r */
+    PetscCall(KSPFusedCUDANullSpaceRemove(ksp, fused, v.r));
     PetscCallFusedCUDA(FusedPBCGSRestart(fused->work.cuda, &v));
-    PetscCall(PetscLogFlops(4.0 * ns.m * fused->work.n));
   }
   PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz)));
   PetscFunctionReturn(0);

@@ -61,19 +61,7 @@ static PetscErrorCode PGMRESFusedQueueStart_CUDA(KSP ksp, KSP_PGMRESFused *gm)
     PetscCall(KSPFusedCUDAApplyPC(ksp, fused, v.tmp, v.r));
     PetscCallFusedCUDA(FusedPGMRESNorm(fused->work.cuda, &v));
   } else PetscCallFusedCUDA(FusedPGMRESStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
-  if (fused->ns.m) {
-    /* r less its null space part needs <r, n_k> first: one more
-       synchronization at each cycle start */
-    FusedNullSpace ns = fused->ns;
-    PetscScalar    c[FUSED_NULLSPACE_MAX];
-
-    PetscCallFusedCUDA(FusedCUDANullSpaceSums(fused->work.cuda, v.r, &ns));
-    PetscCallFusedCUDA(FusedCUDAGetSums(fused->work.cuda, 0, ns.m, c));
-    PetscCall(KSPFusedAllreduce(ksp, fused, ns.m, c));
-    for (int k = 0; k < ns.m; k++) ns.coef[k] = c[k];
-    PetscCallFusedCUDA(FusedCUDANullSpaceRemove(fused->work.cuda, v.r, &ns));
-    PetscCall(PetscLogFlops(4.0 * ns.m * fused->work.n));
-  }
+  if (fused->ns.m) PetscCall(KSPFusedCUDANullSpaceRemove(ksp, fused, v.r)); /* one more synchronization at each cycle start; <r,r> in sums[0] */
   PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz)));
   PetscFunctionReturn(0);
 }
