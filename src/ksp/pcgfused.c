@@ -157,8 +157,10 @@ static PetscErrorCode KSPSolve_PCGFused(KSP ksp)
    same pass as r, for symmetric and nonsymmetric A alike.
 
    `PCNONE`, `PCJACOBI` and `PCPBJACOBI` (blocks of up to 16 rows) are applied inside the fused steps; any other
-   `PC` runs through `PCApply()` and `KSPView()` says so. Supports left preconditioning with the preconditioned (default), unpreconditioned,
-   natural and no norm, as `KSPCG` does.
+   `PC` runs through `PCApply()` and `KSPView()` says so. With `PCNONE` or `PCJACOBI` the CUDA backend removes the
+   operator's null space (`MatSetNullSpace()`, up to 6 vectors) in the fused steps, its dot products in the same
+   reduction (one more synchronization at the start). Supports left preconditioning with the preconditioned (default),
+   unpreconditioned, natural and no norm, as `KSPCG` does.
 
    Level: intermediate
 

@@ -446,7 +446,9 @@ static PetscErrorCode KSPView_PGMRESFused(KSP ksp, PetscViewer viewer)
    and `KSPGMRESSetCGSRefinementType()` work on this type too.
 
    `PCNONE` and `PCJACOBI` are fused, and `PCPBJACOBI` (blocks of up to 16 rows) as a left preconditioner; any other
-   `PC` runs through `PCApply()`, and `KSPView()` says where.
+   `PC` runs through `PCApply()`, and `KSPView()` says where. With `PCNONE` or `PCJACOBI` on the left the CUDA backend
+   removes the operator's null space (`MatSetNullSpace()`, up to 6 vectors) in the fused steps, its dot products in
+   the orthogonalization's reduction (one more synchronization at each cycle start), from a CUDA graph at every size.
 
    Level: intermediate
 
