@@ -275,7 +275,17 @@ int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const 
 /* pbcgsfused's device sums: RR, RR0, VR0 (first reduction), TT, TS, TR0,
    SR0, SS (second), omega and beta of the device loop, ||B b||^2; then,
    with a null space, <v, n_k> and <t, n_k> of the two products */
-enum { FUSED_PBCGS_RHS = 10, FUSED_PBCGS_V_N, FUSED_PBCGS_T_N = FUSED_PBCGS_V_N + FUSED_NULLSPACE_MAX, FUSED_PBCGS_DEVICE_SUMS = FUSED_PBCGS_T_N + FUSED_NULLSPACE_MAX };
+enum { FUSED_PBCGS_RHS = 10, FUSED_PBCGS_V_N, FUSED_PBCGS_T_N = FUSED_PBCGS_V_N + FUSED_NULLSPACE_MAX, FUSED_PBCGS_GHOST = FUSED_PBCGS_T_N + FUSED_NULLSPACE_MAX, FUSED_PBCGS_DEVICE_SUMS = FUSED_PBCGS_GHOST + 3 };
+/* The products split around the halo exchange (several ranks; Jacobi or
+   none, no null space): the local block first, queued while the ghost
+   values travel, then the rows that read them, which add their ghost share
+   to v (t) and its changes to the sums (the three after the null space's
+   hold them meanwhile). The sums come out as FusedPBCGSProductP()'s and
+   FusedPBCGSProductS()'s. */
+int FusedPBCGSProductPLocal(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v);
+int FusedPBCGSProductPGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v);
+int FusedPBCGSProductSLocal(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v);
+int FusedPBCGSProductSGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v);
 /* The operator's null space (left, Jacobi or none) beside the vectors, as
    pgmresfused's: v = B A p and t = B A s are stored as the products make
    them, with <v, n_k> and <t, n_k> in the same reductions; every reader
@@ -319,6 +329,11 @@ int FusedPGMRESStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int
    exchanges before FusedPGMRESProduct() */
 int FusedPGMRESProductInput(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, const double **in);
 int FusedPGMRESProduct(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j);
+/* the same split around the halo exchange (several ranks, no point-block
+   Jacobi): the local block while the ghost values of the product's input
+   travel, then the rows that read them */
+int FusedPGMRESProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j);
+int FusedPGMRESProductGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v);
 int FusedPGMRESMDot(FusedCUDA ctx, const FusedPGMRESVecs *v, int j);
 /* pc_between: <r,r> into the first sum, after the caller's r = B (b - A x); and y += x */
 int FusedPGMRESNorm(FusedCUDA ctx, const FusedPGMRESVecs *v);

@@ -637,6 +637,97 @@ extern "C" int FusedPBCGSUpdateXRP(FusedCUDA ctx, const FusedPBCGSVecs *v, doubl
   return FUSED_CUDA_OK;
 }
 
+/* ---- the products split around the halo exchange ------------------------ */
+
+/* v += d .* (the ghost block's share of A p) on the boundary rows; VR0 += its share */
+__global__ void PBCGSGhostPKernel(int nbound, const int *brow, const int *bptr, FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[1] = {0.0};
+  FUSED_GRID_LOOP(k, nbound)
+  {
+    const int    i  = brow[k];
+    const double dv = (v.d ? v.d[i] : 1.0) * FusedGhostRowProduct(A, i, bptr[k], bptr[k + 1]);
+    v.v[i] += dv;
+    acc[0] += dv * v.rstar[i];
+  }
+  if (FusedReduce<1>(acc, partials, sums, ticket, FUSED_PBCGS_GHOST) && threadIdx.x == 0) sums[VR0] += acc[0];
+}
+
+/* t += d .* (the ghost share of A s); TT, TS and TR0 change (SR0 and SS do not) */
+__global__ void PBCGSGhostSKernel(int nbound, const int *brow, const int *bptr, FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket)
+{
+  double acc[3] = {0.0, 0.0, 0.0};
+  FUSED_GRID_LOOP(k, nbound)
+  {
+    const int    i  = brow[k];
+    const double dt = (v.d ? v.d[i] : 1.0) * FusedGhostRowProduct(A, i, bptr[k], bptr[k + 1]);
+    const double tl = v.t[i];
+    v.t[i]          = tl + dt;
+    acc[0] += dt * (2.0 * tl + dt);
+    acc[1] += dt * v.s[i];
+    acc[2] += dt * v.rstar[i];
+  }
+  if (FusedReduce<3>(acc, partials, sums, ticket, FUSED_PBCGS_GHOST) && threadIdx.x == 0) {
+    sums[TT] += acc[0];
+    sums[TS] += acc[1];
+    sums[TR0] += acc[2];
+  }
+}
+
+/* the operator without its off-process block, for the products that run while the ghosts travel */
+static int PBCGSSplitCheck(FusedCUDA ctx, const FusedPBCGSVecs *v)
+{
+  if (v->dblock) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the split products have no point-block Jacobi: use the whole product once the ghosts are in");
+  if (ctx->maxsums < FUSED_PBCGS_DEVICE_SUMS) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the split products need %d", ctx->maxsums, (int)FUSED_PBCGS_DEVICE_SUMS);
+  return FUSED_CUDA_OK;
+}
+
+static int PBCGSGhostBlocks(FusedCUDA ctx, FusedDevMat A)
+{
+  const int blocks = (A->nbound + FUSED_BLOCK - 1) / FUSED_BLOCK;
+  return blocks < ctx->nblocks ? blocks : ctx->nblocks;
+}
+
+extern "C" int FusedPBCGSProductPLocal(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
+{
+  FusedMatView local = A->view;
+  local.growptr      = NULL;
+  if (int err = PBCGSSplitCheck(ctx, v)) return err;
+  if (int err = FusedLongRowsLaunch(local, v->p, ctx->stream)) return err;
+  PBCGSProductPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(local, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSProductPKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSProductPGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
+{
+  if (A->nbound < 1) return FUSED_CUDA_OK;
+  if (int err = FusedLongGhostRowsLaunch(A, ctx->stream)) return err;
+  PBCGSGhostPKernel<<<PBCGSGhostBlocks(ctx, A), FUSED_BLOCK, 0, ctx->stream>>>(A->nbound, A->brow, A->bptr, A->view, *v, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSGhostPKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSProductSLocal(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
+{
+  FusedMatView local = A->view;
+  local.growptr      = NULL;
+  if (int err = PBCGSSplitCheck(ctx, v)) return err;
+  if (int err = FusedLongRowsLaunch(local, v->s, ctx->stream)) return err;
+  PBCGSProductSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(local, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, 0);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSProductSKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPBCGSProductSGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
+{
+  if (A->nbound < 1) return FUSED_CUDA_OK;
+  if (int err = FusedLongGhostRowsLaunch(A, ctx->stream)) return err;
+  PBCGSGhostSKernel<<<PBCGSGhostBlocks(ctx, A), FUSED_BLOCK, 0, ctx->stream>>>(A->nbound, A->brow, A->bptr, A->view, *v, ctx->partials, ctx->sums, ctx->ticket);
+  FUSED_CUDA_CHECK_LAUNCH("PBCGSGhostSKernel");
+  return FUSED_CUDA_OK;
+}
+
 /* ---- with a null space -------------------------------------------------- */
 
 static int PBCGSNullCheck(FusedCUDA ctx, const FusedPBCGSVecs *v, const FusedNullSpace *ns)

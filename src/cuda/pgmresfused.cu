@@ -186,12 +186,22 @@ extern "C" int FusedPGMRESStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESV
   return FUSED_CUDA_OK;
 }
 
+/* the product's input and output of step j, and the left scaling */
+static void PGMRESProductVectors(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, const double **in, double **out, const double **dleft)
+{
+  *in = j == 0 ? v->z0 : v->V + (size_t)(j - 1) * ctx->n;
+  if (v->right && (v->d || v->pc_between)) *in = v->tmp;
+  *out   = (v->pc_between && !v->right) ? v->tmp : v->w;
+  *dleft = v->right ? NULL : v->d;
+}
+
 /* Before the product the caller exchanges the ghosts of the vector the
    product reads: FusedPGMRESProductInput() says which. */
 extern "C" int FusedPGMRESProduct(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j)
 {
-  const double *in = j == 0 ? v->z0 : v->V + (size_t)(j - 1) * ctx->n;
-  if (v->right && (v->d || v->pc_between)) in = v->tmp;
+  const double *in, *dleft;
+  double       *out;
+  PGMRESProductVectors(ctx, v, j, &in, &out, &dleft);
   if (int err = FusedLongRowsBefore(A, in, ctx->stream)) return err;
   if (v->dblock) {
     if (int err = PGMRESCheckBlocks(ctx, v)) return err;
@@ -199,8 +209,46 @@ extern "C" int FusedPGMRESProduct(FusedCUDA ctx, FusedDevMat A, const FusedPGMRE
     FUSED_CUDA_CHECK_LAUNCH("PGMRESSpMVBlockKernel");
     return FUSED_CUDA_OK;
   }
-  PGMRESSpMVKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, (v->pc_between && !v->right) ? v->tmp : v->w, in, v->right ? NULL : v->d);
+  PGMRESSpMVKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, out, in, dleft);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESSpMVKernel");
+  return FUSED_CUDA_OK;
+}
+
+/* out += dleft .* (the ghost block's share of A in) on the boundary rows */
+__global__ void PGMRESGhostKernel(int nbound, const int *brow, const int *bptr, FusedMatView A, double *out, const double *dleft)
+{
+  FUSED_GRID_LOOP(k, nbound)
+  {
+    const int    i  = brow[k];
+    const double yg = FusedGhostRowProduct(A, i, bptr[k], bptr[k + 1]);
+    out[i] += dleft ? dleft[i] * yg : yg;
+  }
+}
+
+extern "C" int FusedPGMRESProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j)
+{
+  FusedMatView  local = A->view;
+  const double *in, *dleft;
+  double       *out;
+  local.growptr = NULL; /* the ghost entries wait for the halo: FusedPGMRESProductGhosts() */
+  if (v->dblock) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the split product has no point-block Jacobi: use FusedPGMRESProduct() once the ghosts are in");
+  PGMRESProductVectors(ctx, v, j, &in, &out, &dleft);
+  if (int err = FusedLongRowsLaunch(local, in, ctx->stream)) return err;
+  PGMRESSpMVKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(local, out, in, dleft);
+  FUSED_CUDA_CHECK_LAUNCH("PGMRESSpMVKernel");
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedPGMRESProductGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v)
+{
+  const double *in, *dleft;
+  double       *out;
+  int           blocks = (A->nbound + FUSED_BLOCK - 1) / FUSED_BLOCK;
+  if (blocks < 1) return FUSED_CUDA_OK;
+  PGMRESProductVectors(ctx, v, 0, &in, &out, &dleft);
+  if (int err = FusedLongGhostRowsLaunch(A, ctx->stream)) return err;
+  PGMRESGhostKernel<<<blocks < ctx->nblocks ? blocks : ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->nbound, A->brow, A->bptr, A->view, out, dleft);
+  FUSED_CUDA_CHECK_LAUNCH("PGMRESGhostKernel");
   return FUSED_CUDA_OK;
 }
 

@@ -92,11 +92,27 @@ static PetscErrorCode PBCGSFusedProductPC_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Fu
   PetscFunctionReturn(0);
 }
 
+/* Several ranks, Jacobi or none, no null space: the product splits around
+   the halo exchange, the local block's share running while the ghosts travel */
+static PetscBool PBCGSFusedSplitProduct(KSP_PBCGSFused *bcgs)
+{
+  return (PetscBool)(bcgs->fused.op.halo && !bcgs->fused.ns.m && (bcgs->fused.pcplace == KSP_FUSED_PC_NONE || bcgs->fused.pcplace == KSP_FUSED_PC_JACOBI));
+}
+
 static PetscErrorCode PBCGSFusedProductP_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar partial1[])
 {
   FusedPBCGSVecs v = PBCGSFusedDeviceVecs(bcgs);
 
   PetscFunctionBegin;
+  if (PBCGSFusedSplitProduct(bcgs)) {
+    PetscCall(FusedDeviceGhostsBegin(&bcgs->fused.op, &bcgs->fused.work, v.p));
+    PetscCallFusedCUDA(FusedPBCGSProductPLocal(bcgs->fused.work.cuda, bcgs->fused.op.mat, &v));
+    PetscCall(FusedDeviceGhostsEnd(&bcgs->fused.op, &bcgs->fused.work));
+    PetscCallFusedCUDA(FusedPBCGSProductPGhosts(bcgs->fused.work.cuda, bcgs->fused.op.mat, &v));
+    PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.work.cuda, 0, BCGS_NSUMS1, partial1));
+    PetscCall(PetscLogFlops(3.0 * bcgs->fused.work.n + 2.0 * bcgs->fused.op.nnz));
+    PetscFunctionReturn(0);
+  }
   PetscCall(FusedDeviceGhosts(&bcgs->fused.op, &bcgs->fused.work, v.p));
   if (bcgs->fused.ns.m) {
     /* and <v, n_k> after the first reduction's own */
@@ -125,6 +141,15 @@ static PetscErrorCode PBCGSFusedProductS_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Pet
   FusedPBCGSVecs v = PBCGSFusedDeviceVecs(bcgs);
 
   PetscFunctionBegin;
+  if (PBCGSFusedSplitProduct(bcgs)) {
+    PetscCall(FusedDeviceGhostsBegin(&bcgs->fused.op, &bcgs->fused.work, v.s));
+    PetscCallFusedCUDA(FusedPBCGSProductSLocal(bcgs->fused.work.cuda, bcgs->fused.op.mat, &v));
+    PetscCall(FusedDeviceGhostsEnd(&bcgs->fused.op, &bcgs->fused.work));
+    PetscCallFusedCUDA(FusedPBCGSProductSGhosts(bcgs->fused.work.cuda, bcgs->fused.op.mat, &v));
+    PetscCallFusedCUDA(FusedCUDAGetSums(bcgs->fused.work.cuda, BCGS_NSUMS1, BCGS_NSUMS2, partial2));
+    PetscCall(PetscLogFlops(11.0 * bcgs->fused.work.n + 2.0 * bcgs->fused.op.nnz));
+    PetscFunctionReturn(0);
+  }
   PetscCall(FusedDeviceGhosts(&bcgs->fused.op, &bcgs->fused.work, v.s));
   if (bcgs->fused.ns.m) {
     /* and <t, n_k> after the five */

@@ -86,8 +86,16 @@ static PetscErrorCode PGMRESFusedProduct_CUDA(KSP ksp, KSP_PGMRESFused *gm, Pets
     PetscCall(KSPFusedCUDAApplyPC(ksp, &gm->fused, in, v.tmp));
     in = v.tmp;
   }
-  PetscCall(FusedDeviceGhosts(&gm->fused.op, &gm->fused.work, in));
-  PetscCallFusedCUDA(FusedPGMRESProduct(gm->fused.work.cuda, gm->fused.op.mat, &v, (int)j));
+  if (gm->fused.op.halo && !v.dblock) {
+    /* the local block's product runs while the ghost values travel */
+    PetscCall(FusedDeviceGhostsBegin(&gm->fused.op, &gm->fused.work, in));
+    PetscCallFusedCUDA(FusedPGMRESProductLocal(gm->fused.work.cuda, gm->fused.op.mat, &v, (int)j));
+    PetscCall(FusedDeviceGhostsEnd(&gm->fused.op, &gm->fused.work));
+    PetscCallFusedCUDA(FusedPGMRESProductGhosts(gm->fused.work.cuda, gm->fused.op.mat, &v));
+  } else {
+    PetscCall(FusedDeviceGhosts(&gm->fused.op, &gm->fused.work, in));
+    PetscCallFusedCUDA(FusedPGMRESProduct(gm->fused.work.cuda, gm->fused.op.mat, &v, (int)j));
+  }
   if (v.pc_between && !v.right) PetscCall(KSPFusedCUDAApplyPC(ksp, &gm->fused, v.tmp, v.w)); /* w = B A z_j */
   PetscCall(PetscLogFlops(2.0 * gm->fused.op.nnz + 2.0 * gm->fused.work.n));
   PetscFunctionReturn(0);
