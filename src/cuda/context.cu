@@ -286,16 +286,9 @@ __global__ static void NullSpaceRemoveKernel(int n, double *x, FusedNullSpace ns
   FusedReduce<1>(acc, partials, sums, ticket, 0);
 }
 
-static int NullSpaceCheck(FusedCUDA ctx, const FusedNullSpace *ns)
-{
-  if (!ns || ns->m < 1 || ns->m > FUSED_NULLSPACE_MAX) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a null space of %d vectors (1 to %d)", ns ? ns->m : 0, FUSED_NULLSPACE_MAX);
-  if (ctx->maxsums < FUSED_NULLSPACE_MAX) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "%d sums in the workspace for a null space's %d", ctx->maxsums, FUSED_NULLSPACE_MAX);
-  return FUSED_CUDA_OK;
-}
-
 extern "C" int FusedCUDANullSpaceSums(FusedCUDA ctx, const double *x, const FusedNullSpace *ns)
 {
-  if (int err = NullSpaceCheck(ctx, ns)) return err;
+  if (int err = FusedCheckNullSpace(ctx, ns, FUSED_NULLSPACE_MAX)) return err;
   NullSpaceSumsKernel<FUSED_NULLSPACE_MAX><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, x, *ns, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("NullSpaceSumsKernel");
   return FUSED_CUDA_OK;
@@ -303,7 +296,7 @@ extern "C" int FusedCUDANullSpaceSums(FusedCUDA ctx, const double *x, const Fuse
 
 extern "C" int FusedCUDANullSpaceRemove(FusedCUDA ctx, double *x, const FusedNullSpace *ns)
 {
-  if (int err = NullSpaceCheck(ctx, ns)) return err;
+  if (int err = FusedCheckNullSpace(ctx, ns, FUSED_NULLSPACE_MAX)) return err;
   NullSpaceRemoveKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, x, *ns, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("NullSpaceRemoveKernel");
   return FUSED_CUDA_OK;

@@ -739,6 +739,15 @@ __device__ __forceinline__ void FusedBlockTiles(int n, int bs, const First &firs
 }
 
 /* the blocks must tile the workspace's rows, and a tile hold one */
+/* a null space of 1 to FUSED_NULLSPACE_MAX vectors, and room for the sums
+   the caller's reductions place (nsums) */
+static inline int FusedCheckNullSpace(FusedCUDA ctx, const FusedNullSpace *ns, int nsums)
+{
+  if (!ns || ns->m < 1 || ns->m > FUSED_NULLSPACE_MAX) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a null space of %d vectors (1 to %d)", ns ? ns->m : 0, FUSED_NULLSPACE_MAX);
+  if (ctx->maxsums < nsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "%d sums in the workspace, a null space's reductions need %d", ctx->maxsums, nsums);
+  return FUSED_CUDA_OK;
+}
+
 static inline int FusedCheckBlocks(FusedCUDA ctx, int bs)
 {
   if (bs < 1 || bs > FUSED_PBJACOBI_MAX_BS || ctx->n % bs) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "point-block Jacobi with blocks of %d rows on %d rows (at most %d a block, a whole number of blocks)", bs, ctx->n, FUSED_PBJACOBI_MAX_BS);

@@ -732,10 +732,8 @@ extern "C" int FusedPBCGSProductSGhosts(FusedCUDA ctx, FusedDevMat A, const Fuse
 
 static int PBCGSNullCheck(FusedCUDA ctx, const FusedPBCGSVecs *v, const FusedNullSpace *ns)
 {
-  if (!ns || ns->m < 1 || ns->m > FUSED_NULLSPACE_MAX) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a null space of %d vectors (1 to %d)", ns ? ns->m : 0, FUSED_NULLSPACE_MAX);
   if (v->dblock) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "pbcgsfused removes a null space with Jacobi or none, not point-block Jacobi");
-  if (ctx->maxsums < FUSED_PBCGS_DEVICE_SUMS) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "pbcgsfused with a null space needs %d sums in the workspace, it has %d", FUSED_PBCGS_DEVICE_SUMS, ctx->maxsums);
-  return FUSED_CUDA_OK;
+  return FusedCheckNullSpace(ctx, ns, FUSED_PBCGS_DEVICE_SUMS);
 }
 
 extern "C" int FusedPBCGSProductPNull(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedNullSpace *ns)

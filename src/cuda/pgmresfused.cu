@@ -324,7 +324,8 @@ extern "C" int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j,
     memcpy(ctx->coef_host, h, sizeof(double) * j);
     FUSED_CUDA_CHECK(cudaMemcpyAsync(hd, ctx->coef_host, sizeof(double) * j, cudaMemcpyHostToDevice, ctx->stream));
   }
-  if (ns.m < 0 || ns.m > FUSED_NULLSPACE_MAX) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a null space of %d vectors (at most %d)", ns.m, FUSED_NULLSPACE_MAX);
+  if (ns.m)
+    if (int err = FusedCheckNullSpace(ctx, &ns, 3 + FUSED_NULLSPACE_MAX)) return err;
   if (ns.m == 0) PGMRESOrthogKernel<0><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ns, j, hd, ctx->partials, ctx->sums, ctx->ticket);
   else if (ns.m == 1) PGMRESOrthogKernel<1><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ns, j, hd, ctx->partials, ctx->sums, ctx->ticket);
   else PGMRESOrthogKernel<FUSED_NULLSPACE_MAX><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ns, j, hd, ctx->partials, ctx->sums, ctx->ticket);
