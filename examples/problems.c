@@ -285,9 +285,27 @@ static PetscErrorCode ProblemCreateHubs(MPI_Comm comm, PetscInt n, PetscInt hubs
   PetscFunctionReturn(0);
 }
 
+/* -problem_variable_blocks: point blocks of 1, 2 and 3 rows in turn over
+   each rank's rows (the last cut to fit), for PCVPBJACOBI */
+static PetscErrorCode ProblemSetVariableBlocks(Mat A)
+{
+  PetscInt m, nblocks = 0, covered = 0, *sizes;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetLocalSize(A, &m, NULL));
+  PetscCall(PetscMalloc1(m, &sizes));
+  while (covered < m) {
+    sizes[nblocks] = PetscMin(1 + nblocks % 3, m - covered);
+    covered += sizes[nblocks++];
+  }
+  PetscCall(MatSetVariableBlockSizes(A, nblocks, sizes));
+  PetscCall(PetscFree(sizes));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A)
 {
-  PetscBool negate = PETSC_FALSE;
+  PetscBool negate = PETSC_FALSE, vblocks = PETSC_FALSE;
   PetscReal jump = 1e6, anisotropy = 1e-3;
 
   PetscFunctionBegin;
@@ -341,6 +359,8 @@ PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A
   }
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-problem_negate", &negate, NULL));
   if (negate) PetscCall(MatScale(*A, -1.0));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-problem_variable_blocks", &vblocks, NULL));
+  if (vblocks) PetscCall(ProblemSetVariableBlocks(*A));
   PetscFunctionReturn(0);
 }
 

@@ -30,8 +30,9 @@ PetscErrorCode ProblemMatCreate(MPI_Comm, PetscInt N, PetscInt diag, PetscInt of
 /* n points per side (arrow, powerlaw: n rows); the matrix is distributed over comm by rows. Options:
    -problem_negate (every problem times -1: negative definite from SPD),
    -problem_peclet Pe (convdiff: the global Peclet number in x, half of it
-   in y; without it the cell Peclet numbers are 0.5 and 0.25), and the
-   parameters named above. */
+   in y; without it the cell Peclet numbers are 0.5 and 0.25),
+   -problem_variable_blocks (point blocks of 1, 2 and 3 rows in turn, for
+   -pc_type vpbjacobi), and the parameters named above. */
 PetscErrorCode ProblemCreate(MPI_Comm, ProblemType, PetscInt n, Mat *);
 /* A Matrix Market file (.mtx) or a PETSc binary matrix file. */
 PetscErrorCode ProblemLoad(MPI_Comm, const char path[], Mat *);

@@ -19,6 +19,11 @@
                           with the same PC did not make too (PETSc's
                           counters; b and x, VECCUDA, stay on the device:
                           with PBJACOBI both count none)
+   -expect_copies_max N   (a CUDA PETSc) the fused KSPSolve, and its re-solve
+                          with -resolve_scaled, made at most N such copies
+                          whatever PETSc's own made (0: the operator's new
+                          values came from PETSc's device arrays, on every
+                          rank)
    -robust                the robustness suite's bounds instead: the
                           baseline converges (else the case is not one of
                           the suite's); the fused method converges in at
@@ -174,7 +179,7 @@ int main(int argc, char **argv)
 {
   char        method[16] = "cg", file[PETSC_MAX_PATH_LEN] = "", fused[32], base[32];
   ProblemType problem    = PROBLEM_LAP2D;
-  PetscInt    n = 32, slack = 2, starts_max = -1;
+  PetscInt    n = 32, slack = 2, starts_max = -1, copies_max = -1;
   PetscReal   rtol = 1e-8; /* as SolveWith() sets it, unless -ksp_rtol */
   char        against[16] = "petsc";
   PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set;
@@ -201,6 +206,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_device_loop", &expect_loop, &expect_loop_set));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_device_loop_starts_max", &starts_max, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_no_copies", &expect_no_copies, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_copies_max", &copies_max, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-resolve_scaled", &resolve, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-robust", &robust, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-attainable", &attainable, NULL));
@@ -208,7 +214,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-rhs", rhsfile, sizeof(rhsfile), &hasrhs));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-expect_backend", expect_backend, sizeof(expect_backend), &expect_backend_set));
 #if !defined(PETSC_HAVE_CUDA)
-  PetscCheck(!expect_no_copies, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-expect_no_copies needs a PETSc with CUDA");
+  PetscCheck(!expect_no_copies && copies_max < 0, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-expect_no_copies and -expect_copies_max need a PETSc with CUDA");
 #endif
   PetscCall(PetscStrcmp(against, "reference", &oracle));
   PetscCall(PetscSNPrintf(fused, sizeof(fused), "p%sfused", method));
@@ -272,6 +278,14 @@ int main(int argc, char **argv)
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: the fused re-solve copied more than PETSc's own\n"));
         ok = PETSC_FALSE;
       }
+    }
+  }
+  if (copies_max >= 0) {
+    if (resolve) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  host-device copies PETSc counted in the fused solve and its re-solve: %g, %g (at most %" PetscInt_FMT ")\n", (double)rf.copies, (double)rf.recopies, copies_max));
+    else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  host-device copies PETSc counted in the fused solve: %g (at most %" PetscInt_FMT ")\n", (double)rf.copies, copies_max));
+    if (rf.copies > copies_max || rf.recopies > copies_max) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: the fused solve copied between host and device more than %" PetscInt_FMT " times\n", copies_max));
+      ok = PETSC_FALSE;
     }
   }
   if (starts_max >= 0 && (rf.device_starts > starts_max || rf.device_starts < 1)) {

@@ -70,7 +70,7 @@ PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP ksp, KSPFused *fused)
 
 /* Whether a block's CSR arrays are a CUDA PETSc's device arrays, and if so
    those (MatSeqAIJGetCSRAndMemType() brings them up to date there) */
-static PetscErrorCode FusedBlockDeviceCSR(Mat B, const PetscInt **ia, const PetscInt **ja, const PetscScalar **va, PetscBool *on_device)
+static PetscErrorCode FusedBlockDeviceCSR(Mat B, const char *which, const PetscInt **ia, const PetscInt **ja, const PetscScalar **va, PetscBool *on_device)
 {
   PetscBool    cusparse, bound;
   PetscMemType mtype;
@@ -79,12 +79,33 @@ static PetscErrorCode FusedBlockDeviceCSR(Mat B, const PetscInt **ia, const Pets
   PetscFunctionBegin;
   *on_device = PETSC_FALSE;
   PetscCall(PetscObjectTypeCompare((PetscObject)B, "seqaijcusparse", &cusparse));
-  if (!cusparse) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!cusparse) {
+    PetscCall(PetscInfo(B, "The operator's %s block is %s, with no device CSR arrays: its device copy comes from the host arrays\n", which, ((PetscObject)B)->type_name));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(MatBoundToCPU(B, &bound));
-  if (bound) PetscFunctionReturn(PETSC_SUCCESS);
+  if (bound) {
+    PetscCall(PetscInfo(B, "The operator's %s block is bound to the CPU: its device copy comes from the host arrays\n", which));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(MatSeqAIJGetCSRAndMemType(B, ia, ja, &values, &mtype));
   *va        = values;
   *on_device = PetscMemTypeDevice(mtype);
+  if (!*on_device) PetscCall(PetscInfo(B, "The operator's %s block hands out host CSR arrays: its device copy comes from there\n", which));
+#if defined(FUSED_HAVE_PETSC_CUDA)
+  if (*on_device) {
+    /* a block with empty rows (the off-process block, mostly) keeps only its
+       nonempty rows' starts there (compressed rows): the starts of every row
+       come from here, kept by PETSc until the pattern changes */
+    const PetscInt *starts, *cols, *starts_back, *cols_back;
+
+    PetscCall(MatSeqAIJCUSPARSEGetIJ(B, PETSC_FALSE, &starts, &cols));
+    *ia         = starts;
+    starts_back = starts;
+    cols_back   = cols;
+    PetscCall(MatSeqAIJCUSPARSERestoreIJ(B, PETSC_FALSE, &starts_back, &cols_back));
+  }
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -99,16 +120,18 @@ static PetscErrorCode FusedOperatorDeviceCSR(Mat Amat, FusedDeviceCSR *csr)
   PetscFunctionBegin;
   PetscCall(PetscMemzero(csr, sizeof(*csr)));
   PetscCall(MatHYBCUDAGetBlocks(Amat, &Ad, &Ao, &csr->garray));
-  PetscCall(FusedBlockDeviceCSR(Ad, &csr->ia, &csr->ja, &csr->va, &on));
+  PetscCall(FusedBlockDeviceCSR(Ad, "diagonal", &csr->ia, &csr->ja, &csr->va, &on));
   if (!on) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatGetLocalSize(Ad, &csr->n, NULL));
   PetscCall(MatGetInfo(Ad, MAT_LOCAL, &info));
   csr->nnz = (PetscInt)info.nz_used;
   if (Ao) PetscCall(MatGetSize(Ao, NULL, &csr->nghost));
-  /* the off-process block of mpiaijcusparse does not hand out device CSR
-     arrays the device can read as such (cudaErrorInvalidValue, H100,
-     2026-11-24): with ghosts the operator comes from the host arrays */
-  if (csr->nghost > 0) PetscFunctionReturn(PETSC_SUCCESS);
+  if (csr->nghost > 0) {
+    PetscCall(FusedBlockDeviceCSR(Ao, "off-process", &csr->oia, &csr->oja, &csr->ova, &on));
+    if (!on) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(MatGetInfo(Ao, MAT_LOCAL, &info));
+    csr->nnz += (PetscInt)info.nz_used;
+  }
   csr->on_device = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
