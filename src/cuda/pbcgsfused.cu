@@ -379,7 +379,7 @@ __global__ void PBCGSUpdateXRPNullKernel(int n, FusedPBCGSVecs v, FusedNullSpace
 __global__ void PBCGSLongRowsSNullKernel(FusedMatView A, FusedPBCGSVecs v, FusedNullSpace ns, const double *sums, const FusedLoopState *state)
 {
   if (FusedLoopKernelStopped(state)) return;
-  FusedLongRowsOf(A, PBCGSNextSOf<FUSED_NULLSPACE_MAX>(v, ns, sums[RR0] / sums[VR0], sums + FUSED_PBCGS_V_N));
+  FusedLongRowsOf<FUSED_LONG_BATCH>(A, PBCGSNextSOf<FUSED_NULLSPACE_MAX>(v, ns, sums[RR0] / sums[VR0], sums + FUSED_PBCGS_V_N));
 }
 
 /* ---- point-block Jacobi (v.dblock, v.bs; FUSED_TILE_LOOP) ---------------
@@ -828,7 +828,7 @@ struct PBCGSLoopArgs {
 __global__ void PBCGSLongRowsSKernel(FusedMatView A, FusedPBCGSVecs v, const double *sums, const FusedLoopState *state)
 {
   if (FusedLoopKernelStopped(state)) return;
-  FusedLongRowsOf(A, PBCGSNextS{v.r, v.v, sums[RR0] / sums[VR0]});
+  FusedLongRowsOf<FUSED_LONG_BATCH>(A, PBCGSNextS{v.r, v.v, sums[RR0] / sums[VR0]});
 }
 
 /* the loop body: three kernels per iteration (the product with s makes s

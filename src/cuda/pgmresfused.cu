@@ -721,8 +721,8 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PGMRESLoopApplyBlockKernel(FusedM
 __global__ void PGMRESLongRowsKernel(FusedMatView A, FusedPGMRESVecs v, const PGMRESLoopState *gs, const FusedLoopState *state)
 {
   if (FusedLoopKernelStopped(state)) return;
-  if (gs->ns.m) FusedLongRowsOf(A, PGMRESInputOf<FUSED_NULLSPACE_MAX>(v, gs, gs->j, A.n));
-  else FusedLongRowsOf(A, FusedStored{PGMRESStepVectors(v, gs->j, A.n).in});
+  if (gs->ns.m) FusedLongRowsOf<FUSED_LONG_BATCH>(A, PGMRESInputOf<FUSED_NULLSPACE_MAX>(v, gs, gs->j, A.n));
+  else FusedLongRowsOf<FUSED_LONG_BATCH>(A, FusedStored{PGMRESStepVectors(v, gs->j, A.n).in});
 }
 
 /* the graph's second kernel: the products <v_l, w'> and <w', w'>; four
