@@ -631,3 +631,10 @@ int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int n
   FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, block, kargs, smem, ctx->stream));
   return FusedLoopStateOut(ctx, conv, it0, its);
 }
+
+extern "C" int FusedCUDALoadCommonKernels(int device)
+{
+  if (int err = FusedCUDALoadModuleOf(device, (const void *)FusedRhsNormKernel)) return err;
+  if (int err = FusedDevMatLoadKernels(device)) return err;
+  return FusedHaloLoadKernels(device);
+}

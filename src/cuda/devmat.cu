@@ -370,3 +370,8 @@ extern "C" int FusedDevMatUpdateValues(FusedDevMat A, const int *rowptr, const i
   if (A->gval && growptr) FUSED_CUDA_CHECK(cudaMemcpy(A->gval, gval, sizeof(double) * (size_t)growptr[A->view.n], cudaMemcpyHostToDevice));
   return FUSED_CUDA_OK;
 }
+
+int FusedDevMatLoadKernels(int device)
+{
+  return FusedCUDALoadModuleOf(device, (const void *)FusedSpMVKernel);
+}

@@ -23,6 +23,14 @@ int FusedCUDADeviceCount(int *count, char *reason, size_t reasonlen);
 int FusedCUDADeviceName(int device, char *name, size_t namelen, char *errmsg, size_t errlen);
 int FusedCUDAMemoryInfo(int device, size_t *free_bytes, size_t *total_bytes, char *errmsg, size_t errlen);
 
+/* Every kernel of the common modules (workspace, operator, halo) or of a
+   method's, loaded on device now rather than at its first launch; once a
+   process (src/cuda/modules.cu) */
+int FusedCUDALoadCommonKernels(int device);
+int FusedPCGLoadKernels(int device);
+int FusedPBCGSLoadKernels(int device);
+int FusedPGMRESLoadKernels(int device);
+
 /* measured device-to-device copy bandwidth, bytes read + written per second */
 int FusedCUDACopyBandwidth(int device, size_t bytes, int reps, double *bytes_per_s);
 

@@ -10,6 +10,11 @@
    so that the C side can raise PETSC_ERR_MEM. */
 int FusedCUDAFail(cudaError_t err, const char *call, const char *file, int line);
 int FusedCUDASetError(int code, const char *fmt, ...);
+/* loads every kernel of the module (the .cu file) that holds kernel (src/cuda/modules.cu) */
+int FusedCUDALoadModuleOf(int device, const void *kernel);
+/* the same for the operator's module (devmat.cu) and the halo's (halo.cu) */
+int FusedDevMatLoadKernels(int device);
+int FusedHaloLoadKernels(int device);
 /* cudaMalloc that names what and how many bytes when memory runs out */
 int FusedMalloc(void **ptr, size_t bytes, const char *what);
 

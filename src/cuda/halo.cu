@@ -93,3 +93,8 @@ extern "C" int FusedCUDAHaloPull(FusedCUDA ctx, FusedDevMat A, int nsrc, const d
   FUSED_CUDA_CHECK(cudaEventSynchronize(A->arrived));
   return FUSED_CUDA_OK;
 }
+
+int FusedHaloLoadKernels(int device)
+{
+  return FusedCUDALoadModuleOf(device, (const void *)FusedGatherKernel);
+}

@@ -874,3 +874,8 @@ extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs
   args.v = *v;
   return FusedCUDARunLoop(ctx, &args, sizeof(args), PBCGSBuildLoop, conv, it0, NULL, its);
 }
+
+extern "C" int FusedPBCGSLoadKernels(int device)
+{
+  return FusedCUDALoadModuleOf(device, (const void *)PBCGSUpdateSKernel);
+}

@@ -800,3 +800,8 @@ extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v,
   args.v = *v;
   return FusedCUDARunLoop(ctx, &args, sizeof(args), PCGBuildLoop, conv, it0, NULL, its);
 }
+
+extern "C" int FusedPCGLoadKernels(int device)
+{
+  return FusedCUDALoadModuleOf(device, (const void *)PCGUpdateKernel);
+}

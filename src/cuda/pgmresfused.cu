@@ -1078,3 +1078,8 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
   }
   return FUSED_CUDA_OK;
 }
+
+extern "C" int FusedPGMRESLoadKernels(int device)
+{
+  return FusedCUDALoadModuleOf(device, (const void *)PGMRESLongRowsKernel);
+}

@@ -251,6 +251,9 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASetUp(KSP ksp, KSPFused *fused)
   if (!isaij) PetscFunctionReturn(0);
   PetscCall(FusedDevicePick((PetscObject)ksp, &fused->device));
   PetscCall(FusedBuildDeviceOperator(ksp, fused));
+  /* not at the first launch of each kernel, inside the first solve */
+  PetscCallFusedCUDA(FusedCUDALoadCommonKernels((int)fused->device));
+  if (fused->load_kernels) PetscCallFusedCUDA(fused->load_kernels((int)fused->device));
   PetscFunctionReturn(0);
 }
 

@@ -53,6 +53,7 @@ typedef struct {
      row by row (FusedPCGVecs in src/cuda/fusedcuda.h), for the reference
      backend and for a CUDA backend whose PETSc has no CUDA vectors */
   PetscBool          device_pbjacobi;    /* the method's steps fuse it (CUDA and reference backends) */
+  int (*load_kernels)(int device);       /* the method's CUDA kernels, loaded at KSPSetUp() (src/cuda/modules.cu) */
   PetscBool          pbjacobi_left_only; /* as a left preconditioner only */
   PetscInt           dblock_bs;          /* rows a block, where pcplace is PBJACOBI */
   PetscScalar       *dblock;             /* on the host (NULL until needed) */

@@ -182,6 +182,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PCGFused(KSP ksp)
   cg->fused.device_nullspace = PETSC_TRUE;
   cg->fused.single_kernel_ns = 1;
   cg->fused.device_pbjacobi  = PETSC_TRUE;
+  cg->fused.load_kernels     = FusedPCGLoadKernels;
 
   ksp->ops->setup          = KSPSetUp_PCGFused;
   ksp->ops->solve          = KSPSolve_PCGFused;
