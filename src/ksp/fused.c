@@ -30,6 +30,8 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Fus
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode KSPFusedPlacePC(KSP, KSPFused *);
+
 PETSC_INTERN PetscErrorCode KSPFusedSetUp(KSP ksp, KSPFused *fused)
 {
   PetscFunctionBegin;
@@ -43,6 +45,13 @@ PETSC_INTERN PetscErrorCode KSPFusedSetUp(KSP ksp, KSPFused *fused)
     PetscCheck(m == n, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_SIZ, "%s: the operator is %" PetscInt_FMT " x %" PetscInt_FMT "; a Krylov method needs a square one", ((PetscObject)ksp)->type_name, m, n);
   }
   PetscCall(KSPFusedCUDASetUp(ksp, fused));
+  if (fused->cuda_prepare && fused->op.mat) {
+    /* what the first solve would make on the device, made here: its device
+       vectors and Jacobi's diagonal. That solve places the PC again and
+       finds them in place; with another PC or a null space it makes them. */
+    PetscCall(KSPFusedPlacePC(ksp, fused));
+    if (fused->backend == KSP_FUSED_BACKEND_CUDA && (fused->pcplace == KSP_FUSED_PC_NONE || fused->pcplace == KSP_FUSED_PC_JACOBI) && !fused->nullsp) PetscCall(fused->cuda_prepare(ksp));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -59,9 +68,9 @@ static PetscBool KSPFusedNullSpaceFusable(KSPFused *fused, MatNullSpace nullsp, 
   return (PetscBool)(fused->device_nullspace && fused_pc && !nullsp->remove && KSPFusedNullSpaceBasisSize(nullsp) <= FUSED_NULLSPACE_MAX);
 }
 
-/* Decides, before each solve, where the PC runs: the PC type, the operator's
-   null space and the matrix values may all have changed since the last one. */
-PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
+/* Where the PC runs and on which backend: the PC type, the operator's null
+   space and the matrix values may all have changed since the last solve. */
+static PetscErrorCode KSPFusedPlacePC(KSP ksp, KSPFused *fused)
 {
   Mat          Amat, Pmat;
   MatNullSpace nullsp = NULL;
@@ -69,12 +78,6 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
   PetscInt     bs = 1, nlocal;
 
   PetscFunctionBegin;
-  /* PETSc 3.18 accepts these silently; a negative tolerance would make every test meaningless */
-  PetscCheck(ksp->rtol >= 0.0 && ksp->rtol < 1.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: relative tolerance %g must be in [0, 1) (-ksp_rtol)", ((PetscObject)ksp)->type_name, (double)ksp->rtol);
-  PetscCheck(ksp->abstol >= 0.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: absolute tolerance %g must be non-negative (-ksp_atol)", ((PetscObject)ksp)->type_name, (double)ksp->abstol);
-  PetscCheck(ksp->divtol > 1.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: divergence tolerance %g must be greater than 1 (-ksp_divtol)", ((PetscObject)ksp)->type_name, (double)ksp->divtol);
-  PetscCheck(ksp->max_it >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: maximum iterations %" PetscInt_FMT " must be non-negative (-ksp_max_it)", ((PetscObject)ksp)->type_name, ksp->max_it);
-  PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "%s does not support KSPSolveTranspose(); use PETSc's gmres or bcgs for the transposed system", ((PetscObject)ksp)->type_name);
   PetscCall(PCGetOperators(ksp->pc, &Amat, &Pmat));
   PetscCall(MatGetNullSpace(Amat, &nullsp));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &isnone));
@@ -139,12 +142,27 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
     fused->pcplace     = KSP_FUSED_PC_HOST;
     fused->pcplace_why = "on the host through PCApply(): this PC type has no fused implementation";
   }
+  PetscCall(KSPFusedChooseBackend(ksp, fused));
+  PetscFunctionReturn(0);
+}
+
+/* Before each solve: the settings checked, the PC placed, the counters of
+   the last solve cleared */
+PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
+{
+  PetscFunctionBegin;
+  /* PETSc 3.18 accepts these silently; a negative tolerance would make every test meaningless */
+  PetscCheck(ksp->rtol >= 0.0 && ksp->rtol < 1.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: relative tolerance %g must be in [0, 1) (-ksp_rtol)", ((PetscObject)ksp)->type_name, (double)ksp->rtol);
+  PetscCheck(ksp->abstol >= 0.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: absolute tolerance %g must be non-negative (-ksp_atol)", ((PetscObject)ksp)->type_name, (double)ksp->abstol);
+  PetscCheck(ksp->divtol > 1.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: divergence tolerance %g must be greater than 1 (-ksp_divtol)", ((PetscObject)ksp)->type_name, (double)ksp->divtol);
+  PetscCheck(ksp->max_it >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: maximum iterations %" PetscInt_FMT " must be non-negative (-ksp_max_it)", ((PetscObject)ksp)->type_name, ksp->max_it);
+  PetscCheck(!ksp->transpose_solve, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "%s does not support KSPSolveTranspose(); use PETSc's gmres or bcgs for the transposed system", ((PetscObject)ksp)->type_name);
+  PetscCall(KSPFusedPlacePC(ksp, fused));
   fused->loop_why    = NULL;
   fused->loop_its    = 0;
   fused->loop_starts = 0;
   fused->pc_applies  = 0;
   fused->pc_copies   = 0.0;
-  PetscCall(KSPFusedChooseBackend(ksp, fused));
   PetscFunctionReturn(0);
 }
 

@@ -350,7 +350,13 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
   PetscCheck(nvecs > 2, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a fused method's device work starts with the Jacobi diagonal, the iterate and b");
   if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) aux = fused->dblock_bs;
   else if (fused->nullsp) PetscCall(MatNullSpaceGetVecs(fused->nullsp, NULL, &aux, NULL));
-  PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
+  {
+    Mat Amat;
+
+    /* the operator's rows: also at KSPSetUp(), before the solve has vectors */
+    PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
+    PetscCall(MatGetLocalSize(Amat, &n, NULL));
+  }
   PetscCall(FusedDevicePick((PetscObject)ksp, &fused->device));
   PetscCall(FusedDeviceWorkEnsure(&fused->work, fused->device, n, nvecs + aux, maxsums, what, &created));
   if (created) {

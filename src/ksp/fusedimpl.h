@@ -54,6 +54,7 @@ typedef struct {
      backend and for a CUDA backend whose PETSc has no CUDA vectors */
   PetscBool          device_pbjacobi;    /* the method's steps fuse it (CUDA and reference backends) */
   int (*load_kernels)(int device);       /* the method's CUDA kernels, loaded at KSPSetUp() (src/cuda/modules.cu) */
+  PetscErrorCode (*cuda_prepare)(KSP);   /* the method's device workspace: KSPFusedCUDAPrepare() with its sizes */
   PetscBool          pbjacobi_left_only; /* as a left preconditioner only */
   PetscInt           dblock_bs;          /* rows a block, where pcplace is PBJACOBI */
   PetscScalar       *dblock;             /* on the host (NULL until needed) */

@@ -201,6 +201,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PBCGSFused(KSP ksp)
   bcgs->fused.device_nullspace = PETSC_TRUE;
   bcgs->fused.device_pbjacobi  = PETSC_TRUE;
   bcgs->fused.load_kernels     = FusedPBCGSLoadKernels;
+  bcgs->fused.cuda_prepare     = KSPPBCGSFusedPrepare_CUDA;
   /* measured on an H100: the cooperative kernel is faster up to 262,144 rows
      (29.7 against 42.1 us), the graph at 1M rows (116 against 147 us) */
   bcgs->fused.single_kernel_rows = 1 << 19;

@@ -42,6 +42,17 @@ static PetscBool PBCGSFusedDevicePC(KSP_PBCGSFused *bcgs)
   return (PetscBool)(bcgs->fused.pcplace == KSP_FUSED_PC_DEVICE);
 }
 
+/* The device workspace and what goes up once, for the solve to come (also
+   from KSPSetUp()) */
+PETSC_INTERN PetscErrorCode KSPPBCGSFusedPrepare_CUDA(KSP ksp)
+{
+  KSP_PBCGSFused *bcgs = (KSP_PBCGSFused *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedCUDAPrepare(ksp, &bcgs->fused, PBCGSFusedDevicePC(bcgs) ? BCGS_NVECS_STORED : BCGS_NVECS, BCGS_DEVICE_SUMS, "pbcgsfused"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscScalar partial1[])
 {
   KSPFused      *fused = &bcgs->fused;
@@ -49,7 +60,7 @@ static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscS
 
   PetscFunctionBegin;
   (void)partial1; /* delivered by product_p */
-  PetscCall(KSPFusedCUDAPrepare(ksp, fused, PBCGSFusedDevicePC(bcgs) ? BCGS_NVECS_STORED : BCGS_NVECS, BCGS_DEVICE_SUMS, "pbcgsfused"));
+  PetscCall(KSPPBCGSFusedPrepare_CUDA(ksp));
   v = PBCGSFusedDeviceVecs(bcgs);
   PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
   if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));

@@ -54,4 +54,6 @@ struct _KSP_PBCGSFused {
 
 PETSC_INTERN const KSPPBCGSFusedSteps KSPPBCGSFusedSteps_Reference;
 PETSC_INTERN const KSPPBCGSFusedSteps KSPPBCGSFusedSteps_CUDA;
+PETSC_INTERN PetscErrorCode KSPPBCGSFusedPrepare_CUDA(KSP);
+
 #endif

@@ -183,6 +183,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PCGFused(KSP ksp)
   cg->fused.single_kernel_ns = 1;
   cg->fused.device_pbjacobi  = PETSC_TRUE;
   cg->fused.load_kernels     = FusedPCGLoadKernels;
+  cg->fused.cuda_prepare     = KSPPCGFusedPrepare_CUDA;
 
   ksp->ops->setup          = KSPSetUp_PCGFused;
   ksp->ops->solve          = KSPSolve_PCGFused;

@@ -32,6 +32,17 @@ static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
   return v;
 }
 
+/* The device workspace and what goes up once, for the solve to come (also
+   from KSPSetUp()) */
+PETSC_INTERN PetscErrorCode KSPPCGFusedPrepare_CUDA(KSP ksp)
+{
+  KSP_PCGFused *cg = (KSP_PCGFused *)ksp->data;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedCUDAPrepare(ksp, &cg->fused, cg->fused.pcplace == KSP_FUSED_PC_DEVICE ? PCG_NVECS_STORED : PCG_NVECS, FUSED_PCG_DEVICE_SUMS, "pcgfused"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode PCGFusedStart_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar partial[])
 {
   KSPFused    *fused = &cg->fused;
@@ -40,7 +51,7 @@ static PetscErrorCode PCGFusedStart_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar 
 
   PetscFunctionBegin;
   (void)partial; /* delivered by the product step */
-  PetscCall(KSPFusedCUDAPrepare(ksp, fused, fused->pcplace == KSP_FUSED_PC_DEVICE ? PCG_NVECS_STORED : PCG_NVECS, FUSED_PCG_DEVICE_SUMS, "pcgfused"));
+  PetscCall(KSPPCGFusedPrepare_CUDA(ksp));
   v = PCGFusedDeviceVecs(ksp, cg);
   PetscCall(VecGetLocalSize(ksp->vec_rhs, &n));
   PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));

@@ -54,4 +54,6 @@ struct _KSP_PCGFused {
 
 PETSC_INTERN const KSPPCGFusedSteps KSPPCGFusedSteps_Reference;
 PETSC_INTERN const KSPPCGFusedSteps KSPPCGFusedSteps_CUDA;
+PETSC_INTERN PetscErrorCode KSPPCGFusedPrepare_CUDA(KSP);
+
 #endif

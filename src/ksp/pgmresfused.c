@@ -472,6 +472,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PGMRESFused(KSP ksp)
   gm->fused.device_pbjacobi    = PETSC_TRUE;
   gm->fused.pbjacobi_left_only = PETSC_TRUE;
   gm->fused.load_kernels       = FusedPGMRESLoadKernels;
+  gm->fused.cuda_prepare       = KSPPGMRESFusedPrepare_CUDA;
   /* measured on an H100: one cooperative kernel per cycle is faster up to
      262,144 rows, the graph of three kernels per step from 1M rows */
   gm->fused.single_kernel_rows = 1 << 19;

@@ -32,21 +32,31 @@ static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
   return v;
 }
 
+/* The device workspace and what goes up once, for the solve to come (also
+   from KSPSetUp()) */
+PETSC_INTERN PetscErrorCode KSPPGMRESFusedPrepare_CUDA(KSP ksp)
+{
+  KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
+  const PetscInt   m  = gm->restart;
+  char             what[160];
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(what, sizeof(what), "pgmresfused with restart %" PetscInt_FMT " (a smaller -ksp_pgmresfused_restart needs less)", m));
+  /* sums: a step's products, then the orthogonalization's with a null space's room and b's norm */
+  PetscCall(KSPFusedCUDAPrepare(ksp, &gm->fused, GM_VEC_V + m, 2 * PetscMax(m + 1, GMRES_NSUMS + FUSED_NULLSPACE_MAX + 1), what));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Called at every cycle start; b and the initial guess go to the device at
    the first. Queues r and |r|^2 (sums[0]) without waiting for them. */
 static PetscErrorCode PGMRESFusedQueueStart_CUDA(KSP ksp, KSP_PGMRESFused *gm)
 {
   KSPFused       *fused = &gm->fused;
   FusedPGMRESVecs v;
-  const PetscInt  m = gm->restart;
 
   PetscFunctionBegin;
   if (!fused->x_device) {
-    char what[160];
-
-    PetscCall(PetscSNPrintf(what, sizeof(what), "pgmresfused with restart %" PetscInt_FMT " (a smaller -ksp_pgmresfused_restart needs less)", m));
-    /* sums: a step's products, then the orthogonalization's with a null space's room and b's norm */
-    PetscCall(KSPFusedCUDAPrepare(ksp, fused, GM_VEC_V + m, 2 * PetscMax(m + 1, GMRES_NSUMS + FUSED_NULLSPACE_MAX + 1), what));
+    PetscCall(KSPPGMRESFusedPrepare_CUDA(ksp));
     v = PGMRESFusedDeviceVecs(ksp, gm);
     PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
   }

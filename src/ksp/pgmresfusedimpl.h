@@ -67,4 +67,6 @@ struct _KSP_PGMRESFused {
 
 PETSC_INTERN const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_Reference;
 PETSC_INTERN const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_CUDA;
+PETSC_INTERN PetscErrorCode KSPPGMRESFusedPrepare_CUDA(KSP);
+
 #endif
