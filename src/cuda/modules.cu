@@ -25,9 +25,16 @@ struct DriverCalls {
 
 static int DriverEntry(const char *name, void **fn)
 {
+#if CUDART_VERSION >= 12050
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
   const cudaError_t               e     = cudaGetDriverEntryPointByVersion(name, fn, 12040, cudaEnableDefault, &found);
   return e == cudaSuccess && found == cudaDriverEntryPointSuccess && *fn;
+#else
+  /* a toolkit before 12.5 has no versioned entry points: lazy loading as before */
+  (void)name;
+  *fn = NULL;
+  return 0;
+#endif
 }
 
 static int DriverCallsFound(DriverCalls *d)
