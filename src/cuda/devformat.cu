@@ -23,17 +23,18 @@
 #define HIST_SHARED 4096
 
 /* A row of more entries than this is not walked by one thread: the whole
-   thread block takes its entries (one row of 10^6 entries took 0.28 s in one
-   thread, H100) */
+   thread block takes its entries (the tail's fill of one row of 10^6
+   entries took 0.15 s in one thread, H100) */
 #define BUILD_LONG_ROW 1024
 
-/* The rows of a pattern kernel, one a thread, where a long row's entries are
+/* The rows of a fill kernel, one a thread, where a long row's entries are
    shared by its thread block instead: short_row(i) runs in row i's thread;
-   long_entry(i, k) for each entry k of a long row i, in some thread of the
-   block. Launched with FUSED_BLOCK threads a block; every thread of a block
-   goes round the loop the same number of times (the barriers). */
+   long_entry(i, k) for each entry k of a long row i from its skip-th on, in
+   some thread of the block. Launched with FUSED_BLOCK threads a block;
+   every thread of a block goes round the loop the same number of times
+   (the barriers). */
 template <class ShortRow, class LongEntry>
-__device__ __forceinline__ void BuildRows(int n, const int *rowptr, const ShortRow &short_row, const LongEntry &long_entry)
+__device__ __forceinline__ void BuildRows(int n, const int *rowptr, int skip, const ShortRow &short_row, const LongEntry &long_entry)
 {
   __shared__ int nlong, long_rows[FUSED_BLOCK];
   for (int base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
@@ -48,7 +49,7 @@ __device__ __forceinline__ void BuildRows(int n, const int *rowptr, const ShortR
     for (int l = 0; l < nlong; l++) {
       const int r = long_rows[l], e = rowptr[r + 1];
 #pragma unroll 4
-      for (int k = rowptr[r] + threadIdx.x; k < e; k += blockDim.x) long_entry(r, k);
+      for (int k = rowptr[r] + skip + threadIdx.x; k < e; k += blockDim.x) long_entry(r, k);
     }
     __syncthreads(); /* nlong and long_rows are read before the next round sets them */
   }
@@ -154,15 +155,14 @@ __global__ static void TailLengthKernel(int n, const int *rowptr, int K, int *tl
 
 __global__ static void FillTailKernel(int n, const int *rowptr, const int *col, const double *val, int K, const int *trowptr, int *tcol, double *tval)
 {
+  /* entry k of row i, past its K in the ELL part */
   const auto entry = [&](int i, int k) {
     const int t = trowptr[i] + (k - rowptr[i] - K);
-    if (t >= trowptr[i]) { /* the entries past the ELL part */
-      tcol[t] = col[k];
-      tval[t] = val[k];
-    }
+    tcol[t]     = col[k];
+    tval[t]     = val[k];
   };
   BuildRows(
-    n, rowptr,
+    n, rowptr, K,
     [&](int i) {
       for (int k = rowptr[i] + K; k < rowptr[i + 1]; k++) entry(i, k);
     },

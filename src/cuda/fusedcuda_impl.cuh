@@ -419,8 +419,7 @@ __device__ __forceinline__ double FusedWarpSum(double v)
    its last chunk to finish adds the chunks' sums in order. The sums are
    the same from run to run, whichever warp makes them. The product that
    reads them (FusedRowProductOf) comes after a kernel boundary or a grid
-   barrier. */
-#define FUSED_LONG_BATCH 8
+   barrier. BATCH > 1: each lane's entries BATCH at a time (below). */
 template <int BATCH, class X>
 __device__ __forceinline__ void FusedLongRowsSum(const FusedLongRows &L, const int *rowptr, const int *col, const double *val, const X &x)
 {
@@ -486,6 +485,9 @@ __device__ __forceinline__ void FusedLongRowsSum(const FusedLongRows &L, const i
     }
   }
 }
+
+/* the batch of the long rows' kernels of their own */
+#define FUSED_LONG_BATCH 8
 
 /* The local block's long rows times x: nothing where there are none. The
    single-kernel loops keep the plain loop (BATCH 1): batches of 4 there
