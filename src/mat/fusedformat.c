@@ -41,7 +41,7 @@ static int HybWidth(const FusedPattern *p)
 int FusedLongRowLimit(size_t n, size_t entries)
 {
   const size_t mean = n ? (entries + n - 1) / n : 0;
-  size_t       limit = FUSED_LONG_ROW_MEANS * mean;
+  size_t       limit = n <= FUSED_LATENCY_ROWS ? 0 : FUSED_LONG_ROW_MEANS * mean;
   if (limit < FUSED_LONG_ROW_MIN) limit = FUSED_LONG_ROW_MIN;
   return limit > (size_t)(1 << 30) ? 1 << 30 : (int)limit;
 }

@@ -15,7 +15,8 @@
    FUSED_LONG_CHUNK entries that warps sum side by side before the product,
    so that no kernel waits for one thread to sum a row of thousands
    (src/cuda/longrows.cu). The limit follows the distribution: a few times
-   the mean length of the CSR part, and at least FUSED_LONG_ROW_MIN.
+   the mean length of the CSR part, and at least FUSED_LONG_ROW_MIN (which
+   it is on matrices of up to FUSED_LATENCY_ROWS rows).
 
    The automatic choice never takes more than 1.3x the CSR bytes. */
 #ifndef FUSEDFORMAT_H
@@ -44,6 +45,10 @@ enum { FUSED_FORMAT_AUTO, FUSED_FORMAT_CSR, FUSED_FORMAT_DIA, FUSED_FORMAT_ELL, 
    times the mean */
 #define FUSED_LONG_ROW_MIN   16
 #define FUSED_LONG_ROW_MEANS 8
+/* up to this many rows a product waits on the latency of its loads, not on
+   bandwidth, and one thread's row of 56 entries set the pace of circuit_1's
+   (2,624 rows): the limit there is FUSED_LONG_ROW_MIN, whatever the mean */
+#define FUSED_LATENCY_ROWS (1 << 17)
 /* entries of a long row's rest that one warp sums: 8 a lane; a row's rest
    of more than FUSED_LONG_MAX_CHUNKS chunks is cut into that many larger
    ones, of equal size: every chunk of a row ends in one counter that
