@@ -239,6 +239,11 @@ extern "C" void FusedDevMatDescribeLongRows(FusedDevMat A, char *text, size_t le
   if (A->glong.nlong && at > 0 && (size_t)at < len) snprintf(text + at, len - (size_t)at, "; off-process block: %d over %d entries, in %d chunks", A->glong.nlong, A->glong.limit, A->glong.nchunks);
 }
 
+extern "C" int FusedDevMatLongRows(FusedDevMat A)
+{
+  return A->lrows.nlong;
+}
+
 extern "C" size_t FusedDevMatTailEntries(FusedDevMat A)
 {
   return A->tail;

@@ -54,6 +54,7 @@ size_t FusedDevMatCSRBytes(FusedDevMat A);
 size_t FusedDevMatTailEntries(FusedDevMat A); /* entries kept in CSR: the CSR format, or HYB's tail */
 /* how long rows are handled (summed by warps in chunks), in words, for -ksp_view and -mat_view */
 void   FusedDevMatDescribeLongRows(FusedDevMat A, char *text, size_t len);
+int    FusedDevMatLongRows(FusedDevMat A); /* how many rows of the local block warps sum in chunks */
 /* For the hybcuda matrix type: a rectangular block (CSR only), products with
    host vectors, and new values on an unchanged pattern (FUSED_CUDA_ERR_ARG:
    the layout changed, build a new copy) */

@@ -14,7 +14,12 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Fus
   PetscCall(PetscOptionsBool("-ksp_fused_convert", "CUDA backend: keep a device copy of an AIJ operator (rebuilt when it changes)", "", fused->convert, &fused->convert, NULL));
   PetscCall(PetscOptionsEList("-ksp_fused_mat_format", "CUDA backend: storage of the operator's device copy: auto, csr, dia, ell, hyb", "", FusedFormatNames, 5, FusedFormatNames[fused->format], &fused->format, NULL));
   PetscCall(PetscOptionsBool("-ksp_fused_device_loop", "CUDA backend: run the iterations on the device (one cooperative kernel or a CUDA graph), testing convergence there, where the test and monitors allow", "", fused->device_loop, &fused->device_loop, NULL));
-  PetscCall(PetscOptionsInt("-ksp_fused_single_kernel_rows", "CUDA device loop: up to this many rows the iterations run in one cooperative kernel with grid barriers (latency), above it from a CUDA graph of one kernel per step (bandwidth)", "", fused->single_kernel_rows, &fused->single_kernel_rows, NULL));
+  {
+    PetscBool set = PETSC_FALSE;
+
+    PetscCall(PetscOptionsInt("-ksp_fused_single_kernel_rows", "CUDA device loop: up to this many rows the iterations run in one cooperative kernel with grid barriers (latency), above it from a CUDA graph of one kernel per step (bandwidth)", "", fused->single_kernel_rows, &fused->single_kernel_rows, &set));
+    if (set) fused->single_kernel_rows_set = PETSC_TRUE;
+  }
   PetscCall(PetscOptionsEnum("-ksp_fused_halo", "CUDA backend, several ranks: how the ghost values travel: auto (ipc on one host), host (pinned buffers and MPI), ipc (device to device, CUDA IPC), cuda_aware_mpi", "", FusedHaloTransports, (PetscEnum)fused->halo_transport, (PetscEnum *)&fused->halo_transport, NULL));
   {
     PetscBool aware = PETSC_FALSE;
@@ -399,6 +404,7 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   fused->convert           = PETSC_TRUE;
   fused->device_loop       = PETSC_TRUE;
   fused->single_kernel_rows = 1 << 20;
+  fused->single_kernel_rows_long = -1;
   fused->device        = -1; /* picked at the first CUDA setup or solve */
   fused->format            = FUSED_FORMAT_AUTO;
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", KSPFusedSetBackend_Fused));

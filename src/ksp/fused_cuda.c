@@ -428,6 +428,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
 {
   PetscMPIInt size;
   PetscInt    i;
+  PetscBool   long_rows_graph = PETSC_FALSE; /* the graph, where the single kernel would run but for the operator's long rows */
 
   PetscFunctionBegin;
   *allowed = PETSC_FALSE;
@@ -459,16 +460,20 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
     }
   }
   {
-    PetscInt n;
+    PetscInt n, most = fused->single_kernel_rows;
 
     PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
+    /* a method whose single kernel loses to its graph sooner on long rows (a phase and a grid barrier more per product) says so */
+    if (!fused->single_kernel_rows_set && fused->single_kernel_rows_long >= 0 && fused->op.mat && FusedDevMatLongRows(fused->op.mat)) most = PetscMin(most, fused->single_kernel_rows_long);
     /* pcgfused's single kernel removes a null space of one vector (the constants, say), not more */
-    fused->single_kernel = (PetscBool)(n <= fused->single_kernel_rows && (!fused->nullsp || KSPFusedNullSpaceBasisSize(fused->nullsp) <= fused->single_kernel_ns) && fused->pcplace != KSP_FUSED_PC_PBJACOBI);
+    fused->single_kernel = (PetscBool)(n <= most && (!fused->nullsp || KSPFusedNullSpaceBasisSize(fused->nullsp) <= fused->single_kernel_ns) && fused->pcplace != KSP_FUSED_PC_PBJACOBI);
+    long_rows_graph      = (PetscBool)(n > most && n <= fused->single_kernel_rows);
   }
   if (fused->single_kernel) fused->loop_why = "on the device, in one cooperative kernel with grid barriers (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
   else if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel has no point-block Jacobi); the host looks only where the test stops it";
   else if (fused->nullsp && fused->single_kernel_ns) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel removes a null space of one vector only); the host looks only where the test stops it";
   else if (fused->nullsp) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel removes no null space); the host looks only where the test stops it";
+  else if (long_rows_graph) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the method's single kernel stops at fewer rows where the operator has long rows; -ksp_fused_single_kernel_rows sets one limit for all); the host looks only where the test stops it";
   else fused->loop_why = "on the device, from a CUDA graph of one kernel per step (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
   *allowed        = PETSC_TRUE;
   PetscFunctionReturn(0);

@@ -36,6 +36,8 @@ typedef struct {
   PetscInt           format;             /* -ksp_fused_mat_format */
   PetscBool          device_loop;        /* -ksp_fused_device_loop: iterate on the device where allowed */
   PetscInt           single_kernel_rows; /* -ksp_fused_single_kernel_rows: up to this size, the loop is one cooperative kernel */
+  PetscInt           single_kernel_rows_long; /* the method's default where the operator has long rows (-1: the same) */
+  PetscBool          single_kernel_rows_set;  /* the user gave single_kernel_rows: it holds for every operator */
   FusedHaloTransport halo_transport;     /* -ksp_fused_halo: how ghost values travel (auto: decided per operator) */
   const char        *description;        /* the method in one line, for -ksp_view */
 
