@@ -489,10 +489,11 @@ __device__ __forceinline__ void FusedLongRowsSum(const FusedLongRows &L, const i
 /* the batch of the long rows' kernels of their own */
 #define FUSED_LONG_BATCH 8
 
-/* The local block's long rows times x: nothing where there are none. The
-   single-kernel loops keep the plain loop (BATCH 1): batches of 4 there
-   made BiCGStab's 512-thread kernel spill 8 bytes more and the arrow of
-   10^5 rows 5-9% slower per iteration (H100, 2026-11-25) */
+/* The local block's long rows times x: nothing where there are none.
+   BiCGStab's and GMRES's single-kernel loops keep the plain loop (BATCH 1):
+   batches of 4 made BiCGStab's 512-thread kernel spill 8 bytes more and the
+   arrow of 10^5 rows 5-9% slower per iteration; CG's batches them (no
+   spill more; H100, 2026-11-25) */
 template <int BATCH = 1, class X>
 __device__ __forceinline__ void FusedLongRowsOf(const FusedMatView &A, const X &x)
 {
