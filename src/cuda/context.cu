@@ -604,6 +604,21 @@ static int FusedGrowBuffer(FusedCUDA ctx, double **buf, size_t *buf_len, size_t 
   return FUSED_CUDA_OK;
 }
 
+int FusedCUDAPrepareLoop(FusedCUDA ctx, int max_it, int nspare)
+{
+  if (max_it < 0 || max_it > FUSED_LOOP_MAX_IT) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "a device loop of %d iterations: at most %d", max_it, FUSED_LOOP_MAX_IT);
+  if (int err = FusedCUDAEnsureHistory(ctx, max_it + 1)) return err;
+  if (nspare > 0) {
+    double   *spare;
+    /* the most blocks FusedCUDARunSingleKernel() can launch: n's blocks of
+       the narrower size, at most 8 of them resident per multiprocessor */
+    const int need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, grid = need < 8 * ctx->sms ? need : 8 * ctx->sms;
+    if (int err = FusedCUDAEnsureLoopVectors(ctx, nspare, &spare)) return err;
+    if (int err = FusedGrowBuffer(ctx, &ctx->loop_partials, &ctx->loop_partials_len, (size_t)2 * ctx->maxsums * (grid > 0 ? grid : 1), "the partial sums of the single-kernel loop")) return err;
+  }
+  return FUSED_CUDA_OK;
+}
+
 int FusedCUDAEnsureLoopVectors(FusedCUDA ctx, int count, double **vecs)
 {
   if (int err = FusedGrowBuffer(ctx, &ctx->loop_vecs, &ctx->loop_vecs_len, (size_t)count * ctx->n, "the second copies of the vectors of the single-kernel loop")) return err;

@@ -163,6 +163,16 @@ static inline FUSED_HOST_DEVICE double FusedReferenceNorm(int reference, double 
 /* The device loop stops where the host must look; it returns the iteration
    it stopped at and the residual norms of the iterations in between. */
 int FusedCUDAGetHistory(FusedCUDA ctx, int first, int count, double *host);
+/* The longest device loop: its residual history has room for this many
+   iterations (device memory and its pinned mirror, 8 MB each) */
+#define FUSED_LOOP_MAX_IT (1 << 20)
+/* The device loop's buffers, made before the first solve needs them (at
+   KSPSetUp): the residual history of max_it iterations, nspare second
+   copies of the vectors and the partial sums of a single-kernel loop (0:
+   the loop will be a graph). Each is made again later only if it must grow. */
+int FusedCUDAPrepareLoop(FusedCUDA ctx, int max_it, int nspare);
+/* pgmresfused's loop state for restart, the same way */
+int FusedPGMRESPrepareLoop(FusedCUDA ctx, int restart);
 
 /* ---- pcgfused ------------------------------------------------------------ */
 enum { FUSED_NORM_PRECONDITIONED, FUSED_NORM_UNPRECONDITIONED, FUSED_NORM_NATURAL, FUSED_NORM_NONE };

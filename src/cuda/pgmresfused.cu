@@ -986,6 +986,12 @@ static int PGMRESBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditiona
   return FusedLaunchLoopKernel(ctx, orthog, go, args->smem, args->A, args->v, args->gs, args->base, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
 }
 
+extern "C" int FusedPGMRESPrepareLoop(FusedCUDA ctx, int restart)
+{
+  if (restart < 1 || restart > FUSED_PGMRES_LOOP_MAX_RESTART) return FUSED_CUDA_OK; /* no device loop */
+  return FusedCUDAEnsureMethodState(ctx, PGMRESLoopStateBytes(restart));
+}
+
 extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0_io, int single_kernel, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host)
 {
   const int       its0 = *its0_io;

@@ -380,6 +380,9 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
   /* vectors 1 and 2 (x and b) are free until the system goes up */
   if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) PetscCall(FusedBlockDiagonalToDevice(ksp, fused, nvecs, FusedCUDAVec(fused->work.cuda, 1), FusedCUDAVec(fused->work.cuda, 2)));
   PetscCall(FusedNullSpaceToDevice(ksp, fused, nvecs));
+  /* the device loop's buffers, which its first launch would make otherwise
+     (a cudaMallocHost among them) */
+  if (fused->device_loop && ksp->max_it <= FUSED_LOOP_MAX_IT) PetscCallFusedCUDA(FusedCUDAPrepareLoop(fused->work.cuda, (int)ksp->max_it, n <= fused->single_kernel_rows ? (int)fused->loop_spare_vecs : 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -435,6 +438,10 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   if (!fused->device_loop) {
     fused->loop_why = "on the host, one check per iteration (-ksp_fused_device_loop false)";
+    PetscFunctionReturn(0);
+  }
+  if (ksp->max_it > FUSED_LOOP_MAX_IT) {
+    fused->loop_why = "on the host, one check per iteration: the device loop keeps the residual norms of at most 2^20 iterations, and -ksp_max_it is larger";
     PetscFunctionReturn(0);
   }
   if (fused->pcplace == KSP_FUSED_PC_DEVICE) {

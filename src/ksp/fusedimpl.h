@@ -89,6 +89,7 @@ typedef struct {
   /* the operator's null space, removed by the fused steps on the device */
   PetscBool           device_nullspace;  /* the method's CUDA steps can, with the fused PC */
   PetscInt            single_kernel_ns;  /* the largest basis its single-kernel loop removes (0: none; a larger one takes the graph) */
+  PetscInt            loop_spare_vecs;   /* second copies of vectors its single-kernel loop alternates with */
   MatNullSpace        nullsp;            /* this solve's where they do, else NULL */
   FusedNullSpace      ns;                /* its basis on the device (ns.m = 0: none) */
   PetscObjectId       ns_uploaded;       /* the null space whose vectors are on the device (0: none) */
