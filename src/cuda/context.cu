@@ -626,9 +626,9 @@ int FusedCUDAEnsureLoopVectors(FusedCUDA ctx, int count, double **vecs)
   return FUSED_CUDA_OK;
 }
 
-int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int nsums, size_t smem, const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, void **kargs, double **partials, int *its)
+int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int threads, int nsums, size_t smem, const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, void **kargs, double **partials, int *its)
 {
-  int    per_sm = 0, need = (ctx->n + block - 1) / block, most, grid;
+  int    per_sm = 0, need = (int)(((long long)threads + block - 1) / block), most, grid;
   size_t len;
 
   if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;

@@ -206,11 +206,11 @@ typedef struct {
 int FusedCUDAEnsureMethodState(FusedCUDA ctx, size_t bytes);
 /* The single-kernel loop: a cooperative kernel that runs the iterations with
    grid barriers instead of kernel boundaries, on as many blocks as are
-   resident at once (at most what n needs), of block threads. *partials,
+   resident at once (at most what threads, n or more, need), of block threads. *partials,
    which kargs points at, is set to a buffer of 2 x nsums x grid before the
    launch; smem: dynamic shared memory per block; returns the iteration
    where the kernel stopped. */
-int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int nsums, size_t smem, const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, void **kargs, double **partials, int *its);
+int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int threads, int nsums, size_t smem, const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, void **kargs, double **partials, int *its);
 
 /* The block size of CG's and BiCGStab's single kernels, one block per
    multiprocessor: FUSED_BLOCK where that covers the n rows, else
@@ -343,6 +343,26 @@ __device__ __forceinline__ double FusedRowProductGathered(const FusedMatView &A,
         if (d0 + k < A.ndiag && j >= 0 && j < A.n) s += a[k] * x.Value(e[k]);
       }
     }
+  }
+  return s;
+}
+
+/* Lane `lane` of a group of `lanes` (a power of two, at most 32) that sums
+   row i of an ELL, HYB or CSR operator together: entries lane, lane +
+   lanes, ... of the ELL part and of the CSR part (a long row's sum comes from
+   FusedLongRowsSum, added by lane 0); the caller adds the lanes' sums up.
+   One rank only: no off-process block. */
+template <bool LONG_ROWS, class X>
+__device__ __forceinline__ double FusedRowProductLanes(const FusedMatView &A, const X &x, int i, int lane, int lanes)
+{
+  double s = 0.0;
+  for (int k = lane; k < A.K; k += lanes) s += A.eval[(size_t)k * A.n + i] * x(A.ecol[(size_t)k * A.n + i]);
+  if (A.rowptr) {
+    const int b = A.rowptr[i], e = A.rowptr[i + 1];
+    if (LONG_ROWS && e - b > A.lrows.limit) {
+      if (lane == 0) s += A.lrows.sum[A.lrows.slot[i]];
+    } else
+      for (int k = b + lane; k < e; k += lanes) s += A.val[k] * x(A.col[k]);
   }
   return s;
 }

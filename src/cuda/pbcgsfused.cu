@@ -867,7 +867,7 @@ extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs
     if (int err = FusedCUDAEnsureLoopVectors(ctx, 2, &spare)) return err;
     const int    block  = FusedSingleKernelBlock(ctx);
     const void  *kernel = block == FUSED_BLOCK ? (const void *)PBCGSSingleKernel<FUSED_BLOCK> : (const void *)PBCGSSingleKernel<FUSED_WIDE_BLOCK>;
-    return FusedCUDARunSingleKernel(ctx, kernel, block, NSUMS, 0, conv, it0, NULL, kargs, &part, its);
+    return FusedCUDARunSingleKernel(ctx, kernel, block, ctx->n, NSUMS, 0, conv, it0, NULL, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args));
   args.A = A->view;

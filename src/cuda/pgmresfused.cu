@@ -1052,7 +1052,7 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
     smem_single = smem + smem_cycles + smem_basis;
     FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_single));
     void *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist, &R};
-    if (int err = FusedCUDARunSingleKernel(ctx, kernel, FUSED_BLOCK, restart + 4, smem_single, conv, its0, prologue, kargs, &part, &its)) return err;
+    if (int err = FusedCUDARunSingleKernel(ctx, kernel, FUSED_BLOCK, ctx->n, restart + 4, smem_single, conv, its0, prologue, kargs, &part, &its)) return err;
   } else {
     PGMRESLoopArgs args;
     memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
