@@ -213,14 +213,35 @@ int FusedCUDAEnsureMethodState(FusedCUDA ctx, size_t bytes);
 int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int threads, int nsums, size_t smem, const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, void **kargs, double **partials, int *its);
 
 /* The block size of CG's and BiCGStab's single kernels, one block per
-   multiprocessor: FUSED_BLOCK where that covers the n rows, else
+   multiprocessor: FUSED_BLOCK where that covers the threads (the n rows
+   times the lanes a row, FusedRowLanes()), else
    FUSED_WIDE_BLOCK. H100, us per iteration against two blocks of 256
    (three alternating runs, 2026-11-22): BiCGStab 7.6-7.8 against 11.0-11.1
    at 40,000 rows, 11.3-11.5 against 12.0-12.4 at 100,000; CG 3.9 against
    4.7 and 5.7-5.9 against 6.1-6.3. */
-static inline int FusedSingleKernelBlock(FusedCUDA ctx)
+static inline int FusedSingleKernelBlock(FusedCUDA ctx, long long threads)
 {
-  return (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK <= ctx->sms ? FUSED_BLOCK : FUSED_WIDE_BLOCK;
+  return (threads + FUSED_BLOCK - 1) / FUSED_BLOCK <= ctx->sms ? FUSED_BLOCK : FUSED_WIDE_BLOCK;
+}
+
+/* The lanes of a group that sum a row together in the single-kernel loop.
+   One (a thread a row) on DIA storage, and wherever the rows alone nearly
+   fill the resident blocks; else as many as fit in them, a power of two, at
+   most the mean row length rounded up to one and at most a warp. Measured
+   on an H100 (2026-11-25), us per CG iteration with 1 lane against this
+   rule: bcsstk13 (2,003 rows, 42 entries a row) 41.5 -> 7.2 at 32 lanes,
+   evsl_stiff1 (5,795 rows, 24) 13.2 -> 8.5 at 8, hypre_ams_A 7.0 -> 4.6 at
+   8; memplus (17,758 rows, 5.6) was slower at 2 lanes (11.6 against 10.7),
+   and the 10^5-row irregular problems too. */
+static inline int FusedRowLanes(FusedCUDA ctx, FusedDevMat A)
+{
+  const int n = A->view.n;
+  if (A->view.format == FUSED_FORMAT_DIA || n == 0) return 1;
+  const double mean  = A->view.K + (double)A->tail / n;
+  const long long room = (long long)ctx->sms * FUSED_WIDE_BLOCK; /* threads of one block of 512 per multiprocessor */
+  int          lanes = 1;
+  while (lanes < 32 && (long long)n * 2 * lanes <= room && lanes < mean) lanes *= 2;
+  return lanes >= 4 ? lanes : 1;
 }
 
 /* *vecs: count device vectors of length n after one another, for the
@@ -416,6 +437,22 @@ __device__ __forceinline__ double FusedRowProductOf(const FusedMatView &A, const
   }
   if (A.growptr) s += FusedGhostRowProduct(A, i, A.growptr[i], A.growptr[i + 1]);
   return s;
+}
+
+/* The single-kernel loops' rows in groups of `lanes` lanes (FusedRowLanes()):
+   the group sums row i's product with x (FusedRowProductLanes, then a
+   shuffle tree), and the group's first lane calls body(i, product). Every
+   lane goes through the same rounds, for the shuffles. */
+template <int BLOCK, class X, class Body>
+__device__ __forceinline__ void FusedRowsInGroups(const FusedMatView &A, const X &x, int lanes, Body body)
+{
+  const int groups = gridDim.x * (BLOCK / lanes), lane = (int)threadIdx.x & (lanes - 1);
+  int       i      = (int)(blockIdx.x * BLOCK + threadIdx.x) / lanes;
+  for (int round = (A.n + groups - 1) / groups; round > 0; round--, i += groups) {
+    double y = i < A.n ? FusedRowProductLanes<true>(A, x, i, lane, lanes) : 0.0;
+    for (int o = lanes >> 1; o > 0; o >>= 1) y += __shfl_xor_sync(0xffffffffu, y, o);
+    if (lane == 0 && i < A.n) body(i, y);
+  }
 }
 
 __device__ __forceinline__ double FusedRowProduct(const FusedMatView &A, const double *__restrict__ x, int i)

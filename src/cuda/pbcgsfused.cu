@@ -466,8 +466,8 @@ __device__ __noinline__ FusedConvergence PBCGSLoopConvergence(FusedConvergence c
    product_p. One block per multiprocessor (FusedSingleKernelBlock()); of
    FUSED_BLOCK threads the steps keep every value in registers (H100,
    10,000 rows: 7.9 against 8.0 us with two blocks' 128 registers). */
-template <int BLOCK>
-__global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, FusedPBCGSVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist)
+template <int BLOCK, bool GROUPS = false>
+__global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, FusedPBCGSVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist, int lanes)
 {
   /* ROOMY: more than 128 registers per thread, for loads early */
   constexpr bool                 ROOMY = 65536 / BLOCK > 128;
@@ -511,7 +511,15 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
         FusedLongRowsOf(A, next_s);
         grid.sync();
       }
-      FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, next_s, v.s, i, acc);
+      if constexpr (GROUPS) {
+        FusedRowsInGroups<BLOCK>(A, next_s, lanes, [&](int i, double t) {
+          const double s = next_s(i);
+          if (v.d) t *= v.d[i];
+          v.s[i] = s;
+          v.t[i] = t;
+          PBCGSAddSums(acc, s, t, v.rstar[i]);
+        });
+      } else FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, next_s, v.s, i, acc);
       FusedStorePartials<5, BLOCK>(acc, part_it + TT * G);
       grid.sync();
       double s2[5];
@@ -541,7 +549,15 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
       FusedLongRowsOf(A, next_p);
       grid.sync();
     }
-    FUSED_GRID_LOOP(i, A.n)
+    if constexpr (GROUPS) {
+      FusedRowsInGroups<BLOCK>(A, next_p, lanes, [&](int i, double y) {
+        const double r0 = v.rstar[i];
+        PBCGSUpdateXRPRow(v, next_p, i, alpha, p_next, acc);
+        if (v.d) y *= v.d[i];
+        v_next[i] = y;
+        acc[2] += y * r0;
+      });
+    } else FUSED_GRID_LOOP(i, A.n)
     {
       /* the row's own loads before the product's: after them, they would
          wait for memory once more. Those of the update too where the
@@ -863,11 +879,15 @@ extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs
     FusedMatView view = A->view;
     FusedPBCGSVecs vecs = *v;
     double      *part = NULL, *spare = NULL;
-    void        *kargs[] = {&view, &vecs, &spare, &part, &ctx->sums, &ctx->state, &ctx->hist};
+    int          lanes   = FusedRowLanes(ctx, A);
+    void        *kargs[] = {&view, &vecs, &spare, &part, &ctx->sums, &ctx->state, &ctx->hist, &lanes};
     if (int err = FusedCUDAEnsureLoopVectors(ctx, 2, &spare)) return err;
-    const int    block  = FusedSingleKernelBlock(ctx);
-    const void  *kernel = block == FUSED_BLOCK ? (const void *)PBCGSSingleKernel<FUSED_BLOCK> : (const void *)PBCGSSingleKernel<FUSED_WIDE_BLOCK>;
-    return FusedCUDARunSingleKernel(ctx, kernel, block, ctx->n, NSUMS, 0, conv, it0, NULL, kargs, &part, its);
+    const long long threads = (long long)ctx->n * lanes;
+    const int       block   = FusedSingleKernelBlock(ctx, threads);
+    const void     *kernel;
+    if (lanes > 1) kernel = block == FUSED_BLOCK ? (const void *)PBCGSSingleKernel<FUSED_BLOCK, true> : (const void *)PBCGSSingleKernel<FUSED_WIDE_BLOCK, true>;
+    else kernel = block == FUSED_BLOCK ? (const void *)PBCGSSingleKernel<FUSED_BLOCK> : (const void *)PBCGSSingleKernel<FUSED_WIDE_BLOCK>;
+    return FusedCUDARunSingleKernel(ctx, kernel, block, (int)threads, NSUMS, 0, conv, it0, NULL, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args));
   args.A = A->view;

@@ -628,16 +628,8 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
         acc[NS1_BR_N] += bri * ni;
       } else acc[YZ] += yi * zi;
     };
-    if constexpr (GROUPS) {
-      /* a group of lanes a row, every lane through the same rounds (the shuffles) */
-      const int groups = G * (BLOCK / lanes), lane = (int)threadIdx.x & (lanes - 1);
-      int       i      = (blockIdx.x * BLOCK + (int)threadIdx.x) / lanes;
-      for (int round = (A.n + groups - 1) / groups; round > 0; round--, i += groups) {
-        double yi = i < A.n ? FusedRowProductLanes<LONG_ROWS>(A, next, i, lane, lanes) : 0.0;
-        for (int o = lanes >> 1; o > 0; o >>= 1) yi += __shfl_xor_sync(0xffffffffu, yi, o);
-        if (lane == 0 && i < A.n) row(i, yi);
-      }
-    } else {
+    if constexpr (GROUPS) FusedRowsInGroups<BLOCK>(A, next, lanes, row);
+    else {
       FUSED_GRID_LOOP(i, A.n) row(i, FusedRowProductOf<PCGNext<JACOBI, NULLSPACE>, LONG_ROWS>(A, next, i));
     }
     FusedStorePartials<K, BLOCK>(acc, part + (size_t)((it + 1) & 1) * K * G);
@@ -646,26 +638,6 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
     FusedSwap(p_last, p_next);
     FusedSwap(y_last, y_next);
   }
-}
-
-/* The lanes of a group that sum a row together in the single-kernel loop.
-   One (a thread a row) on DIA storage, and wherever the rows alone nearly
-   fill the resident blocks; else as many as fit in them, a power of two, at
-   most the mean row length rounded up to one and at most a warp. Measured
-   on an H100 (2026-11-25), us per CG iteration with 1 lane against this
-   rule: bcsstk13 (2,003 rows, 42 entries a row) 41.5 -> 7.2 at 32 lanes,
-   evsl_stiff1 (5,795 rows, 24) 13.2 -> 8.5 at 8, hypre_ams_A 7.0 -> 4.6 at
-   8; memplus (17,758 rows, 5.6) was slower at 2 lanes (11.6 against 10.7),
-   and the 10^5-row irregular problems too. */
-static int FusedRowLanes(FusedCUDA ctx, FusedDevMat A)
-{
-  const int n = A->view.n;
-  if (A->view.format == FUSED_FORMAT_DIA || n == 0) return 1;
-  const double mean  = A->view.K + (double)A->tail / n;
-  const long long room = (long long)ctx->sms * FUSED_WIDE_BLOCK; /* threads of one block of 512 per multiprocessor */
-  int          lanes = 1;
-  while (lanes < 32 && (long long)n * 2 * lanes <= room && lanes < mean) lanes *= 2;
-  return lanes >= 4 ? lanes : 1;
 }
 
 /* the single kernel for the block size, the PC, whether there are long rows and a null space */
@@ -822,7 +794,7 @@ extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v,
     void        *kargs[] = {&view, &vecs, &spare, &part, &ctx->sums, &ctx->state, &ctx->hist, &lanes};
     if (int err = FusedCUDAEnsureLoopVectors(ctx, 3, &spare)) return err;
     const long long threads = (long long)ctx->n * lanes;
-    const int       block   = (threads + FUSED_BLOCK - 1) / FUSED_BLOCK <= ctx->sms ? FUSED_BLOCK : FUSED_WIDE_BLOCK;
+    const int       block   = FusedSingleKernelBlock(ctx, threads);
     const bool      jacobi  = v->d != NULL;
     const void     *kernel;
     if (v->ns.m) kernel = view.lrows.nchunks ? PCGSingleKernelFor<true, true>(block, jacobi) : PCGSingleKernelFor<false, true>(block, jacobi);
