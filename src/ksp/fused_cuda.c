@@ -381,8 +381,13 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
   if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) PetscCall(FusedBlockDiagonalToDevice(ksp, fused, nvecs, FusedCUDAVec(fused->work.cuda, 1), FusedCUDAVec(fused->work.cuda, 2)));
   PetscCall(FusedNullSpaceToDevice(ksp, fused, nvecs));
   /* the device loop's buffers, which its first launch would make otherwise
-     (a cudaMallocHost among them) */
-  if (fused->device_loop && ksp->max_it <= FUSED_LOOP_MAX_IT) PetscCallFusedCUDA(FusedCUDAPrepareLoop(fused->work.cuda, (int)ksp->max_it, n <= fused->single_kernel_rows ? (int)fused->loop_spare_vecs : 0));
+     (a cudaMallocHost among them); the loop runs on one rank only */
+  {
+    PetscMPIInt size;
+
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+    if (size == 1 && fused->device_loop && ksp->max_it <= FUSED_LOOP_MAX_IT) PetscCallFusedCUDA(FusedCUDAPrepareLoop(fused->work.cuda, (int)ksp->max_it, n <= fused->single_kernel_rows ? (int)fused->loop_spare_vecs : 0));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
