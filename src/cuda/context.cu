@@ -610,11 +610,12 @@ int FusedCUDAPrepareLoop(FusedCUDA ctx, int max_it, int nspare)
   if (int err = FusedCUDAEnsureHistory(ctx, max_it + 1)) return err;
   if (nspare > 0) {
     double   *spare;
-    /* the most blocks FusedCUDARunSingleKernel() can launch: n's blocks of
-       the narrower size, at most 8 of them resident per multiprocessor */
-    const int need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, grid = need < 8 * ctx->sms ? need : 8 * ctx->sms;
+    /* the most blocks FusedCUDARunSingleKernel() can launch, whatever the
+       lanes a row: those resident at once, of FUSED_BLOCK threads or more,
+       at most 2048 threads per multiprocessor */
+    const int grid = ctx->sms * (2048 / FUSED_BLOCK);
     if (int err = FusedCUDAEnsureLoopVectors(ctx, nspare, &spare)) return err;
-    if (int err = FusedGrowBuffer(ctx, &ctx->loop_partials, &ctx->loop_partials_len, (size_t)2 * ctx->maxsums * (grid > 0 ? grid : 1), "the partial sums of the single-kernel loop")) return err;
+    if (int err = FusedGrowBuffer(ctx, &ctx->loop_partials, &ctx->loop_partials_len, (size_t)2 * ctx->maxsums * grid, "the partial sums of the single-kernel loop")) return err;
   }
   return FUSED_CUDA_OK;
 }

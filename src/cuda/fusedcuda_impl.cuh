@@ -373,14 +373,14 @@ __device__ __forceinline__ double FusedRowProductGathered(const FusedMatView &A,
    lanes, ... of the ELL part and of the CSR part (a long row's sum comes from
    FusedLongRowsSum, added by lane 0); the caller adds the lanes' sums up.
    One rank only: no off-process block. */
-template <bool LONG_ROWS, class X>
+template <class X>
 __device__ __forceinline__ double FusedRowProductLanes(const FusedMatView &A, const X &x, int i, int lane, int lanes)
 {
   double s = 0.0;
   for (int k = lane; k < A.K; k += lanes) s += A.eval[(size_t)k * A.n + i] * x(A.ecol[(size_t)k * A.n + i]);
   if (A.rowptr) {
     const int b = A.rowptr[i], e = A.rowptr[i + 1];
-    if (LONG_ROWS && e - b > A.lrows.limit) {
+    if (e - b > A.lrows.limit) {
       if (lane == 0) s += A.lrows.sum[A.lrows.slot[i]];
     } else
       for (int k = b + lane; k < e; k += lanes) s += A.val[k] * x(A.col[k]);
@@ -449,7 +449,7 @@ __device__ __forceinline__ void FusedRowsInGroups(const FusedMatView &A, const X
   const int groups = gridDim.x * (BLOCK / lanes), lane = (int)threadIdx.x & (lanes - 1);
   int       i      = (int)(blockIdx.x * BLOCK + threadIdx.x) / lanes;
   for (int round = (A.n + groups - 1) / groups; round > 0; round--, i += groups) {
-    double y = i < A.n ? FusedRowProductLanes<true>(A, x, i, lane, lanes) : 0.0;
+    double y = i < A.n ? FusedRowProductLanes(A, x, i, lane, lanes) : 0.0;
     for (int o = lanes >> 1; o > 0; o >>= 1) y += __shfl_xor_sync(0xffffffffu, y, o);
     if (lane == 0 && i < A.n) body(i, y);
   }

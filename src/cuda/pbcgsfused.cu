@@ -67,17 +67,22 @@ __device__ __forceinline__ void PBCGSAddSums(double (&acc)[5], double s, double 
   acc[4] += s * s;
 }
 
-/* One row of t = B A s, with s read through next_s (and its row i written
-   to s_out unless NULL); adds to TT, TS, TR0, SR0, SS */
-template <class S>
-__device__ __forceinline__ void PBCGSProductSRow(const FusedMatView &A, const FusedPBCGSVecs &v, const S &next_s, double *s_out, int i, double (&acc)[5])
+/* Row i of s and of t = B A s (t the product A s there) stored, s to s_out
+   unless NULL; adds to TT, TS, TR0, SR0, SS */
+__device__ __forceinline__ void PBCGSStoreSRow(const FusedPBCGSVecs &v, double *s_out, int i, double s, double t, double di, double r0, double (&acc)[5])
 {
-  const double s = next_s(i), r0 = v.rstar[i], di = v.d ? v.d[i] : 1.0; /* before the product's loads */
-  double       t = FusedRowProductOf(A, next_s, i);
   if (v.d) t *= di;
   if (s_out) s_out[i] = s;
   v.t[i] = t;
   PBCGSAddSums(acc, s, t, r0);
+}
+
+/* One row of t = B A s, with s read through next_s */
+template <class S>
+__device__ __forceinline__ void PBCGSProductSRow(const FusedMatView &A, const FusedPBCGSVecs &v, const S &next_s, double *s_out, int i, double (&acc)[5])
+{
+  const double s = next_s(i), r0 = v.rstar[i], di = v.d ? v.d[i] : 1.0; /* before the product's loads */
+  PBCGSStoreSRow(v, s_out, i, s, FusedRowProductOf(A, next_s, i), di, r0, acc);
 }
 
 /* One row of x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v),
@@ -512,13 +517,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
         grid.sync();
       }
       if constexpr (GROUPS) {
-        FusedRowsInGroups<BLOCK>(A, next_s, lanes, [&](int i, double t) {
-          const double s = next_s(i);
-          if (v.d) t *= v.d[i];
-          v.s[i] = s;
-          v.t[i] = t;
-          PBCGSAddSums(acc, s, t, v.rstar[i]);
-        });
+        FusedRowsInGroups<BLOCK>(A, next_s, lanes, [&](int i, double t) { PBCGSStoreSRow(v, v.s, i, next_s(i), t, v.d ? v.d[i] : 1.0, v.rstar[i], acc); });
       } else FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, next_s, v.s, i, acc);
       FusedStorePartials<5, BLOCK>(acc, part_it + TT * G);
       grid.sync();

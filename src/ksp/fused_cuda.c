@@ -341,6 +341,16 @@ static PetscErrorCode FusedBlockDiagonalToDevice(KSP ksp, KSPFused *fused, Petsc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The most rows the method's single-kernel loop takes on this operator: a
+   method whose single kernel loses to its graph sooner on long rows (a
+   phase and a grid barrier more per product) says so, unless the user gave
+   -ksp_fused_single_kernel_rows */
+static PetscInt KSPFusedSingleKernelRows(KSPFused *fused)
+{
+  if (!fused->single_kernel_rows_set && fused->single_kernel_rows_long >= 0 && fused->op.mat && FusedDevMatLongRows(fused->op.mat)) return PetscMin(fused->single_kernel_rows, fused->single_kernel_rows_long);
+  return fused->single_kernel_rows;
+}
+
 PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscInt nvecs, PetscInt maxsums, const char *what)
 {
   PetscInt  n, aux = 0;
@@ -386,7 +396,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
     PetscMPIInt size;
 
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
-    if (size == 1 && fused->device_loop && ksp->max_it <= FUSED_LOOP_MAX_IT) PetscCallFusedCUDA(FusedCUDAPrepareLoop(fused->work.cuda, (int)ksp->max_it, n <= fused->single_kernel_rows ? (int)fused->loop_spare_vecs : 0));
+    if (size == 1 && fused->device_loop && ksp->max_it <= FUSED_LOOP_MAX_IT) PetscCallFusedCUDA(FusedCUDAPrepareLoop(fused->work.cuda, (int)ksp->max_it, n <= KSPFusedSingleKernelRows(fused) ? (int)fused->loop_spare_vecs : 0));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -472,11 +482,10 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
     }
   }
   {
-    PetscInt n, most = fused->single_kernel_rows;
+    const PetscInt most = KSPFusedSingleKernelRows(fused);
+    PetscInt       n;
 
     PetscCall(VecGetLocalSize(ksp->vec_sol, &n));
-    /* a method whose single kernel loses to its graph sooner on long rows (a phase and a grid barrier more per product) says so */
-    if (!fused->single_kernel_rows_set && fused->single_kernel_rows_long >= 0 && fused->op.mat && FusedDevMatLongRows(fused->op.mat)) most = PetscMin(most, fused->single_kernel_rows_long);
     /* pcgfused's single kernel removes a null space of one vector (the constants, say), not more */
     fused->single_kernel = (PetscBool)(n <= most && (!fused->nullsp || KSPFusedNullSpaceBasisSize(fused->nullsp) <= fused->single_kernel_ns) && fused->pcplace != KSP_FUSED_PC_PBJACOBI);
     long_rows_graph      = (PetscBool)(n > most && n <= fused->single_kernel_rows);
