@@ -56,7 +56,10 @@ LIB_LINK  := -L$(LIBDIR) -Wl,-rpath,$(abspath $(LIBDIR)) -lpetscfused
 
 LIB_C   := $(wildcard src/*.c src/ksp/*.c src/mat/*.c src/device/*.c)
 LIB_CU  := $(wildcard src/cuda/*.cu)
-LIB_OBJ := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_C)) $(patsubst src/%.cu,$(BUILD)/%.cu.o,$(LIB_CU))
+# the methods' kernels once more with compensated sums (-ksp_fused_compensated)
+LIB_CU_COMPENSATED := src/cuda/pcgfused.cu src/cuda/pbcgsfused.cu src/cuda/pgmresfused.cu
+LIB_OBJ := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_C)) $(patsubst src/%.cu,$(BUILD)/%.cu.o,$(LIB_CU)) \
+           $(patsubst src/%.cu,$(BUILD)/%.compensated.cu.o,$(LIB_CU_COMPENSATED))
 HEADERS := $(wildcard include/*.h src/*.h src/ksp/*.h src/mat/*.h src/device/*.h src/cuda/*.h src/cuda/*.cuh)
 
 LIB      := $(LIBDIR)/libpetscfused.so
@@ -96,6 +99,10 @@ $(BUILD)/%.o: src/%.c $(HEADERS) $(STAMP)
 $(BUILD)/%.cu.o: src/%.cu $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(BUILD)/%.compensated.cu.o: src/%.cu $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -DFUSED_COMPENSATED=1 -c $< -o $@
 
 $(BUILD)/examples/solve: examples/solve.c examples/problems.c examples/problems.h examples/partition.c examples/partition.h $(LIB) $(STAMP)
 	@mkdir -p $(dir $@)

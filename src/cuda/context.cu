@@ -87,7 +87,8 @@ extern "C" int FusedCUDACreate(int device, int n, int nvecs, int maxsums, const 
   TRY_CUDA(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
   snprintf(label, sizeof(label), "%s (%d vectors of %d rows)", what, nvecs, n);
   TRY(FusedMalloc((void **)&ctx->vecs, sizeof(double) * (size_t)nvecs * (size_t)(n > 0 ? n : 1), label));
-  TRY(FusedMalloc((void **)&ctx->partials, sizeof(double) * (size_t)maxsums * ctx->nblocks, "the reduction buffers"));
+  /* room for compensated partial sums (FusedDD) too */
+  TRY(FusedMalloc((void **)&ctx->partials, sizeof(FusedDD) * (size_t)maxsums * ctx->nblocks, "the reduction buffers"));
   TRY(FusedMalloc((void **)&ctx->sums, sizeof(double) * maxsums, "the reduction buffers"));
   TRY(FusedMalloc((void **)&ctx->ticket, sizeof(unsigned int), "the reduction buffers"));
   TRY(FusedMalloc((void **)&ctx->state, sizeof(FusedLoopState), "the loop state"));
@@ -262,26 +263,29 @@ extern "C" int FusedCUDAStrideScatter(FusedCUDA ctx, double *dst, const double *
   return FUSED_CUDA_OK;
 }
 
-template <int NS>
+/* The workspace's own reductions, for both kinds of sums (T: double or
+   FusedDD, the compensated ones) */
+template <int NS, class T>
 __global__ static void NullSpaceSumsKernel(int n, const double *x, FusedNullSpace ns, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[NS] = {0.0};
+  T acc[NS] = {};
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const double xi = x[i];
 #pragma unroll
     for (int k = 0; k < NS; k++)
-      if (k < ns.m) acc[k] += xi * FusedNullSpaceBasis(ns, k, i);
+      if (k < ns.m) FusedAddProduct(acc[k], xi, FusedNullSpaceBasis(ns, k, i));
   }
   FusedReduce<NS>(acc, partials, sums, ticket, 0);
 }
 
+template <class T>
 __global__ static void NullSpaceRemoveKernel(int n, double *x, FusedNullSpace ns, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[1] = {0.0};
+  T acc[1] = {};
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const double xi = FusedLessNullSpace<FUSED_NULLSPACE_MAX>(ns, ns.coef, x[i], i);
     x[i]            = xi;
-    acc[0] += xi * xi;
+    FusedAddProduct(acc[0], xi, xi);
   }
   FusedReduce<1>(acc, partials, sums, ticket, 0);
 }
@@ -289,7 +293,8 @@ __global__ static void NullSpaceRemoveKernel(int n, double *x, FusedNullSpace ns
 extern "C" int FusedCUDANullSpaceSums(FusedCUDA ctx, const double *x, const FusedNullSpace *ns)
 {
   if (int err = FusedCheckNullSpace(ctx, ns, FUSED_NULLSPACE_MAX)) return err;
-  NullSpaceSumsKernel<FUSED_NULLSPACE_MAX><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, x, *ns, ctx->partials, ctx->sums, ctx->ticket);
+  auto kernel = ctx->compensated ? NullSpaceSumsKernel<FUSED_NULLSPACE_MAX, FusedDD> : NullSpaceSumsKernel<FUSED_NULLSPACE_MAX, double>;
+  kernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, x, *ns, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("NullSpaceSumsKernel");
   return FUSED_CUDA_OK;
 }
@@ -297,7 +302,8 @@ extern "C" int FusedCUDANullSpaceSums(FusedCUDA ctx, const double *x, const Fuse
 extern "C" int FusedCUDANullSpaceRemove(FusedCUDA ctx, double *x, const FusedNullSpace *ns)
 {
   if (int err = FusedCheckNullSpace(ctx, ns, FUSED_NULLSPACE_MAX)) return err;
-  NullSpaceRemoveKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, x, *ns, ctx->partials, ctx->sums, ctx->ticket);
+  auto kernel = ctx->compensated ? NullSpaceRemoveKernel<FusedDD> : NullSpaceRemoveKernel<double>;
+  kernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, x, *ns, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("NullSpaceRemoveKernel");
   return FUSED_CUDA_OK;
 }
@@ -348,6 +354,12 @@ extern "C" int FusedCUDAGetPostedSums(FusedCUDA ctx, int count, double *host)
   }
   __sync_synchronize(); /* the sums are read after the number */
   for (int k = 0; k < count; k++) host[k] = post->sums[k];
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDASetCompensated(FusedCUDA ctx, int on)
+{
+  ctx->compensated = on ? 1 : 0;
   return FUSED_CUDA_OK;
 }
 
@@ -412,13 +424,15 @@ extern "C" int FusedCUDAGetHistory(FusedCUDA ctx, int first, int count, double *
   return FUSED_CUDA_OK;
 }
 
+template <class T>
 __global__ static void FusedRhsNormKernel(int n, const double *b, const double *d, int normtype, double *partials, double *sums, unsigned int *ticket, int slot)
 {
-  double acc[1] = {0.0};
+  T acc[1] = {};
   FUSED_GRID_LOOP(i, n)
   {
     const double bi = b[i], zi = d ? d[i] * bi : bi;
-    acc[0] += normtype == FUSED_NORM_PRECONDITIONED ? zi * zi : (normtype == FUSED_NORM_UNPRECONDITIONED ? bi * bi : bi * zi);
+    if (normtype == FUSED_NORM_PRECONDITIONED) FusedAddProduct(acc[0], zi, zi);
+    else FusedAddProduct(acc[0], bi, normtype == FUSED_NORM_UNPRECONDITIONED ? bi : zi);
   }
   FusedReduce<1>(acc, partials, sums, ticket, slot);
 }
@@ -427,7 +441,8 @@ extern "C" int FusedCUDARhsNorm(FusedCUDA ctx, const double *b, const double *d,
 {
   if (slot < 0 || slot >= ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the right-hand side's norm to sum %d, the workspace holds %d", slot, ctx->maxsums);
   if (normtype != FUSED_NORM_PRECONDITIONED && normtype != FUSED_NORM_UNPRECONDITIONED && normtype != FUSED_NORM_NATURAL) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the right-hand side's norm in norm type %d", normtype);
-  FusedRhsNormKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, b, d, normtype, ctx->partials, ctx->sums, ctx->ticket, slot);
+  auto kernel = ctx->compensated ? FusedRhsNormKernel<FusedDD> : FusedRhsNormKernel<double>;
+  kernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, b, d, normtype, ctx->partials, ctx->sums, ctx->ticket, slot);
   FUSED_CUDA_CHECK_LAUNCH("FusedRhsNormKernel");
   return FUSED_CUDA_OK;
 }
@@ -498,7 +513,7 @@ int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*bui
 {
   if (args_len > sizeof(ctx->loop_args)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "loop arguments of %zu bytes exceed %zu", args_len, sizeof(ctx->loop_args));
   if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;
-  if (!ctx->loop_exec || ctx->loop_args_len != args_len || memcmp(ctx->loop_args, args, args_len)) {
+  if (!ctx->loop_exec || ctx->loop_build != build || ctx->loop_args_len != args_len || memcmp(ctx->loop_args, args, args_len)) {
     cudaGraph_t                graph = NULL, body;
     cudaGraphConditionalHandle handle;
     /* a union with no default constructor: zeroed storage instead */
@@ -547,6 +562,7 @@ int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*bui
     if (err) return err;
     memcpy(ctx->loop_args, args, args_len);
     ctx->loop_args_len = args_len;
+    ctx->loop_build    = build;
   }
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
   if (prologue)
@@ -650,7 +666,7 @@ int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int t
 
 extern "C" int FusedCUDALoadCommonKernels(int device)
 {
-  if (int err = FusedCUDALoadModuleOf(device, (const void *)FusedRhsNormKernel)) return err;
+  if (int err = FusedCUDALoadModuleOf(device, (const void *)FusedRhsNormKernel<double>)) return err;
   if (int err = FusedDevMatLoadKernels(device)) return err;
   return FusedHaloLoadKernels(device);
 }

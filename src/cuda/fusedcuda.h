@@ -123,6 +123,10 @@ int     FusedCUDARhsNorm(FusedCUDA ctx, const double *b, const double *d, int no
 /* the sums the last queued posting kernel writes to pinned memory: waits for them there */
 int     FusedCUDAGetPostedSums(FusedCUDA ctx, int count, double *host);
 int     FusedCUDASynchronize(FusedCUDA ctx);
+/* 1: the methods' steps and loops sum with compensation (Dot2/Sum2, see
+   FusedDD in fusedcuda_impl.cuh), from the next step queued; there is no
+   single-kernel loop then (FUSED_CUDA_ERR_ARG) */
+int     FusedCUDASetCompensated(FusedCUDA ctx, int on);
 
 /* What the device loop needs of KSPConvergedDefault after iteration 0 */
 typedef struct {

@@ -3,6 +3,7 @@
 #ifndef FUSEDCUDA_IMPL_CUH
 #define FUSEDCUDA_IMPL_CUH
 #include <cuda_runtime.h>
+#include <type_traits>
 #include <utility>
 #include "cuda/fusedcuda.h"
 
@@ -159,6 +160,7 @@ struct FusedCUDA_s {
   int             device, n, nvecs, maxsums;
   int             nblocks;  /* grid of the reduction kernels */
   int             sms;      /* the device's multiprocessors */
+  int             compensated; /* 1: the methods' compensated kernels (FUSED_COMPENSATED), FusedCUDASetCompensated() */
   cudaStream_t    stream;
   cudaEvent_t     joined;   /* orders the stream with another one (a CUDA PETSc's), made at the first need */
   double         *vecs;     /* nvecs vectors of length n */
@@ -191,6 +193,7 @@ struct FusedCUDA_s {
   cudaGraphExec_t loop_exec;
   int             loop_pdl; /* 1: the body's kernels launch with programmatic dependence (sm_90 on) */
   unsigned char   loop_args[512]; /* the kernel arguments the graph was built with */
+  int (*loop_build)(FusedCUDA, const void *, cudaGraphConditionalHandle); /* and its builder: the plain and the compensated build's differ */
   size_t          loop_args_len;
 };
 
@@ -464,9 +467,132 @@ __device__ __forceinline__ double FusedRowProduct(const FusedMatView &A, const d
    Each block sums its threads' values and writes one partial per sum; the
    last block to finish adds the partials in block order (deterministic, no
    atomics on doubles) and writes sums[]. */
-__device__ __forceinline__ double FusedWarpSum(double v)
+/* ---- compensated sums (-ksp_fused_compensated) ---------------------------
+   A method's .cu file is compiled twice: FUSED_COMPENSATED 0, where FusedSum
+   is a double, and 1, where it is a FusedDD that carries the rounding error
+   of each addition beside the sum (TwoSum, Knuth: exact, whatever the
+   magnitudes) and each product's (TwoProduct by an FMA): Ogita, Rump and
+   Oishi's Dot2 and Sum2, so that a sum is as accurate as in twice the
+   working precision, then rounded once. The reductions below are templates
+   of the type; the plain build's code is the same as before. */
+struct FusedDD {
+  double s, c; /* the sum is s + c */
+};
+#ifndef FUSED_COMPENSATED
+  #define FUSED_COMPENSATED 0
+#endif
+#if FUSED_COMPENSATED
+typedef FusedDD FusedSum;
+#else
+typedef double FusedSum;
+#endif
+
+/* The compensated build of a method's file puts its kernels in a namespace
+   of their own and names each entry point NAME_Compensated; the plain
+   build's NAME hands its call to that one where the workspace asks for
+   compensated sums (FusedCUDASetCompensated()). */
+#if FUSED_COMPENSATED
+  #define FUSED_METHOD_NAMESPACE_BEGIN namespace fused_compensated {
+  #define FUSED_METHOD_NAMESPACE_END   }
+  #define FUSED_METHOD_ENTRY(name)     name##_Compensated
+  #define FUSED_COMPENSATED_TWIN(name, ctx, ...)
+#else
+  #define FUSED_METHOD_NAMESPACE_BEGIN
+  #define FUSED_METHOD_NAMESPACE_END
+  #define FUSED_METHOD_ENTRY(name) name
+  #define FUSED_COMPENSATED_TWIN(name, ctx, ...) \
+    do { \
+      if ((ctx)->compensated) return name##_Compensated(ctx, __VA_ARGS__); \
+    } while (0)
+#endif
+#define FUSED_TWIN_DECL(name) extern "C" decltype(name) name##_Compensated
+
+/* a + b = s + e exactly; __d*_rn: never contracted into an FMA */
+__device__ __forceinline__ FusedDD FusedTwoSum(double a, double b)
 {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  const double s = __dadd_rn(a, b), bb = __dsub_rn(s, a);
+  return FusedDD{s, __dadd_rn(__dsub_rn(a, __dsub_rn(s, bb)), __dsub_rn(b, bb))};
+}
+__device__ __forceinline__ FusedDD &operator+=(FusedDD &a, double x)
+{
+  const FusedDD t = FusedTwoSum(a.s, x);
+  a.s             = t.s;
+  a.c             = __dadd_rn(a.c, t.c);
+  return a;
+}
+__device__ __forceinline__ FusedDD operator+(const FusedDD &a, const FusedDD &b)
+{
+  const FusedDD t = FusedTwoSum(a.s, b.s);
+  return FusedDD{t.s, __dadd_rn(__dadd_rn(a.c, b.c), t.c)};
+}
+__device__ __forceinline__ FusedDD &operator+=(FusedDD &a, const FusedDD &b)
+{
+  return a = a + b;
+}
+/* acc += x y: the plain build's FMA; compensated, the product's rounding
+   error joins the carried error (TwoProduct) */
+__device__ __forceinline__ void FusedAddProduct(double &acc, double x, double y)
+{
+  acc += x * y;
+}
+__device__ __forceinline__ void FusedAddProduct(FusedDD &acc, double x, double y)
+{
+  const double p = __dmul_rn(x, y);
+  acc += p;
+  acc.c = __dadd_rn(acc.c, __fma_rn(x, y, -p));
+}
+__device__ __forceinline__ double FusedSumValue(double v)
+{
+  return v;
+}
+__device__ __forceinline__ double FusedSumValue(const FusedDD &v)
+{
+  return __dadd_rn(v.s, v.c);
+}
+__device__ __forceinline__ double FusedShuffleDown(double v, int o)
+{
+  return __shfl_down_sync(0xffffffffu, v, o);
+}
+__device__ __forceinline__ FusedDD FusedShuffleDown(const FusedDD &v, int o)
+{
+  return FusedDD{__shfl_down_sync(0xffffffffu, v.s, o), __shfl_down_sync(0xffffffffu, v.c, o)};
+}
+__device__ __forceinline__ double FusedShuffleXor(double v, int o)
+{
+  return __shfl_xor_sync(0xffffffffu, v, o);
+}
+__device__ __forceinline__ FusedDD FusedShuffleXor(const FusedDD &v, int o)
+{
+  return FusedDD{__shfl_xor_sync(0xffffffffu, v.s, o), __shfl_xor_sync(0xffffffffu, v.c, o)};
+}
+/* Partial sums in global memory: a FusedDD takes two doubles (the
+   workspace's partials have room for that) */
+__device__ __forceinline__ void FusedPartialPut(double *part, size_t i, double v)
+{
+  part[i] = v;
+}
+__device__ __forceinline__ void FusedPartialPut(double *part, size_t i, const FusedDD &v)
+{
+  part[2 * i]     = v.s;
+  part[2 * i + 1] = v.c;
+}
+template <class T>
+__device__ __forceinline__ T FusedPartialGet(const double *part, size_t i)
+{
+  if constexpr (std::is_same<T, FusedDD>::value) return FusedDD{__ldcg(&part[2 * i]), __ldcg(&part[2 * i + 1])};
+  else return __ldcg(&part[i]);
+}
+/* doubles per partial sum of type T */
+template <class T>
+__host__ __device__ constexpr int FusedPartialWidth()
+{
+  return (int)(sizeof(T) / sizeof(double));
+}
+
+template <class T>
+__device__ __forceinline__ T FusedWarpSum(T v)
+{
+  for (int o = 16; o > 0; o >>= 1) v += FusedShuffleDown(v, o);
   return v;
 }
 
@@ -590,28 +716,28 @@ int FusedLongRowsBefore(FusedDevMat A, const double *x, cudaStream_t stream);
 
 /* Each warp's sums of v[k] go to warp_sums[k][warp], then a block barrier:
    the first stage of every block sum below */
-template <int K, int BLOCK = FUSED_BLOCK>
-__device__ __forceinline__ void FusedWarpSumsToShared(const double (&v)[K], double (&warp_sums)[K][BLOCK / 32])
+template <int K, int BLOCK = FUSED_BLOCK, class T>
+__device__ __forceinline__ void FusedWarpSumsToShared(const T (&v)[K], T (&warp_sums)[K][BLOCK / 32])
 {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
   for (int k = 0; k < K; k++) {
-    const double s = FusedWarpSum(v[k]);
+    const T s = FusedWarpSum(v[k]);
     if (lane == 0) warp_sums[k][warp] = s;
   }
   __syncthreads();
 }
 
 /* the block's sum of v[k] lands in thread 0 */
-template <int K>
-__device__ __forceinline__ void FusedBlockSum(double (&v)[K])
+template <int K, class T>
+__device__ __forceinline__ void FusedBlockSum(T (&v)[K])
 {
-  __shared__ double warp_sums[K][FUSED_WARPS];
-  const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __shared__ T warp_sums[K][FUSED_WARPS];
+  const int    lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   FusedWarpSumsToShared<K>(v, warp_sums);
   if (warp == 0) {
 #pragma unroll
-    for (int k = 0; k < K; k++) v[k] = FusedWarpSum(lane < FUSED_WARPS ? warp_sums[k][lane] : 0.0);
+    for (int k = 0; k < K; k++) v[k] = FusedWarpSum(lane < FUSED_WARPS ? warp_sums[k][lane] : T{});
   }
   __syncthreads(); /* warp_sums may be reused by the caller */
 }
@@ -637,17 +763,17 @@ __device__ __forceinline__ bool FusedIsLastBlock(unsigned int *ticket)
    together (the strides past G add exact zeros): one wait for memory per
    four strides rather than per stride or per sum. */
 #define FUSED_PARTIAL_STRIDES 4
-template <int K>
-__device__ __forceinline__ void FusedAddPartials(const double *part, int G, int stride, double (&v)[K])
+template <int K, class T>
+__device__ __forceinline__ void FusedAddPartials(const double *part, int G, int stride, T (&v)[K])
 {
 #pragma unroll
-  for (int k = 0; k < K; k++) v[k] = 0.0;
+  for (int k = 0; k < K; k++) v[k] = T{};
   for (int b0 = threadIdx.x; b0 < G; b0 += FUSED_PARTIAL_STRIDES * stride) {
-    double t[FUSED_PARTIAL_STRIDES][K];
+    T t[FUSED_PARTIAL_STRIDES][K];
 #pragma unroll
     for (int s = 0; s < FUSED_PARTIAL_STRIDES; s++)
 #pragma unroll
-      for (int k = 0; k < K; k++) t[s][k] = b0 + s * stride < G ? __ldcg(&part[(size_t)k * G + b0 + s * stride]) : 0.0;
+      for (int k = 0; k < K; k++) t[s][k] = b0 + s * stride < G ? FusedPartialGet<T>(part, (size_t)k * G + b0 + s * stride) : T{};
 #pragma unroll
     for (int s = 0; s < FUSED_PARTIAL_STRIDES; s++)
 #pragma unroll
@@ -658,20 +784,20 @@ __device__ __forceinline__ void FusedAddPartials(const double *part, int G, int 
 /* Returns true in the last block, whose thread 0 then holds sums[first..first+K) (also in v).
    With split < K, sums split.. go to sums[second..] instead (the partials stay
    at first..first+K). */
-template <int K>
-__device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, double *sums, unsigned int *ticket, int first, int split = K, int second = 0)
+template <int K, class T>
+__device__ __forceinline__ bool FusedReduce(T (&v)[K], double *partials, double *sums, unsigned int *ticket, int first, int split = K, int second = 0)
 {
   FusedBlockSum<K>(v);
   if (threadIdx.x == 0) {
 #pragma unroll
-    for (int k = 0; k < K; k++) partials[(size_t)(first + k) * gridDim.x + blockIdx.x] = v[k];
+    for (int k = 0; k < K; k++) FusedPartialPut(partials, (size_t)(first + k) * gridDim.x + blockIdx.x, v[k]);
   }
   if (!FusedIsLastBlock(ticket)) return false;
-  FusedAddPartials<K>(partials + (size_t)first * gridDim.x, (int)gridDim.x, (int)blockDim.x, v);
+  FusedAddPartials<K>(partials + (size_t)first * gridDim.x * FusedPartialWidth<T>(), (int)gridDim.x, (int)blockDim.x, v);
   FusedBlockSum<K>(v);
   if (threadIdx.x == 0) {
 #pragma unroll
-    for (int k = 0; k < K; k++) sums[k < split ? first + k : second + k - split] = v[k];
+    for (int k = 0; k < K; k++) sums[k < split ? first + k : second + k - split] = FusedSumValue(v[k]);
     *ticket = 0; /* ready for the next reduction */
   }
   return true;
@@ -680,17 +806,17 @@ __device__ __forceinline__ bool FusedReduce(double (&v)[K], double *partials, do
 /* The sum of a block's W warp sums w[], halving: w[i] + w[i + W/2], and so
    on. For 8 warps these are the additions of FusedBlockSum's warp-0 step
    (the shuffle tree over lanes 0..7, the lanes above adding exact zeros). */
-template <int W = FUSED_WARPS>
-__device__ __forceinline__ double FusedSumOfWarps(const double *w)
+template <int W = FUSED_WARPS, class T>
+__device__ __forceinline__ T FusedSumOfWarps(const T *w)
 {
   static_assert(W == 8 || W == 16, "the trees below are written for 8 and 16 warps");
   if constexpr (W == 16) {
-    double h[8];
+    T h[8];
 #pragma unroll
     for (int i = 0; i < 8; i++) h[i] = w[i] + w[i + 8];
     return FusedSumOfWarps<8>(h);
   } else {
-    const double a0 = w[0] + w[4], a1 = w[1] + w[5], a2 = w[2] + w[6], a3 = w[3] + w[7];
+    const T a0 = w[0] + w[4], a1 = w[1] + w[5], a2 = w[2] + w[6], a3 = w[3] + w[7];
     return (a0 + a2) + (a1 + a3);
   }
 }

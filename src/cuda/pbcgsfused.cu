@@ -5,6 +5,29 @@
 #include <cooperative_groups.h>
 #include "cuda/fusedcuda_impl.cuh"
 
+/* the entry points of the compensated build of this file (FUSED_COMPENSATED) */
+#if !FUSED_COMPENSATED
+FUSED_TWIN_DECL(FusedPBCGSStart);
+FUSED_TWIN_DECL(FusedPBCGSSumsP);
+FUSED_TWIN_DECL(FusedPBCGSSumsS);
+FUSED_TWIN_DECL(FusedPBCGSRestart);
+FUSED_TWIN_DECL(FusedPBCGSProductP);
+FUSED_TWIN_DECL(FusedPBCGSUpdateS);
+FUSED_TWIN_DECL(FusedPBCGSProductS);
+FUSED_TWIN_DECL(FusedPBCGSUpdateXRP);
+FUSED_TWIN_DECL(FusedPBCGSProductPLocal);
+FUSED_TWIN_DECL(FusedPBCGSProductPGhosts);
+FUSED_TWIN_DECL(FusedPBCGSProductSLocal);
+FUSED_TWIN_DECL(FusedPBCGSProductSGhosts);
+FUSED_TWIN_DECL(FusedPBCGSProductPNull);
+FUSED_TWIN_DECL(FusedPBCGSUpdateSNull);
+FUSED_TWIN_DECL(FusedPBCGSProductSNull);
+FUSED_TWIN_DECL(FusedPBCGSUpdateXRPNull);
+FUSED_TWIN_DECL(FusedPBCGSLoopNull);
+FUSED_TWIN_DECL(FusedPBCGSLoop);
+#endif
+FUSED_METHOD_NAMESPACE_BEGIN
+
 enum { RR, RR0, VR0, TT, TS, TR0, SR0, SS, OMEGA, BETA, NSUMS };
 static_assert((int)NSUMS == (int)FUSED_PBCGS_RHS, "the right-hand side's slot follows the loop's sums");
 
@@ -13,7 +36,7 @@ static_assert((int)NSUMS == (int)FUSED_PBCGS_RHS, "the right-hand side's slot fo
    restrict-qualified argument keeps the single kernel's spills at 12 bytes
    under 128 registers (60 through FusedStored's restrict member). */
 template <bool GATHER = false>
-__device__ __forceinline__ void PBCGSProductPRow(const FusedMatView &A, const FusedPBCGSVecs &v, int i, double &vr0)
+__device__ __forceinline__ void PBCGSProductPRow(const FusedMatView &A, const FusedPBCGSVecs &v, int i, FusedSum &vr0)
 {
   /* the row's own loads first: issued after the product's, they would wait for memory once more */
   const double di = v.d ? v.d[i] : 1.0, r0 = v.rstar[i];
@@ -22,7 +45,7 @@ __device__ __forceinline__ void PBCGSProductPRow(const FusedMatView &A, const Fu
   else y = FusedRowProduct(A, v.p, i);
   if (v.d) y *= di;
   v.v[i] = y;
-  vr0 += y * r0;
+  FusedAddProduct(vr0, y, r0);
 }
 
 /* s at row j from the last r and v, and the next p at row j from s, t and
@@ -58,18 +81,18 @@ struct PBCGSNextP {
 };
 
 /* A row's share of TT, TS, TR0, SR0, SS */
-__device__ __forceinline__ void PBCGSAddSums(double (&acc)[5], double s, double t, double r0)
+__device__ __forceinline__ void PBCGSAddSums(FusedSum (&acc)[5], double s, double t, double r0)
 {
-  acc[0] += t * t;
-  acc[1] += t * s;
-  acc[2] += t * r0;
-  acc[3] += s * r0;
-  acc[4] += s * s;
+  FusedAddProduct(acc[0], t, t);
+  FusedAddProduct(acc[1], t, s);
+  FusedAddProduct(acc[2], t, r0);
+  FusedAddProduct(acc[3], s, r0);
+  FusedAddProduct(acc[4], s, s);
 }
 
 /* Row i of s and of t = B A s (t the product A s there) stored, s to s_out
    unless NULL; adds to TT, TS, TR0, SR0, SS */
-__device__ __forceinline__ void PBCGSStoreSRow(const FusedPBCGSVecs &v, double *s_out, int i, double s, double t, double di, double r0, double (&acc)[5])
+__device__ __forceinline__ void PBCGSStoreSRow(const FusedPBCGSVecs &v, double *s_out, int i, double s, double t, double di, double r0, FusedSum (&acc)[5])
 {
   if (v.d) t *= di;
   if (s_out) s_out[i] = s;
@@ -79,7 +102,7 @@ __device__ __forceinline__ void PBCGSStoreSRow(const FusedPBCGSVecs &v, double *
 
 /* One row of t = B A s, with s read through next_s */
 template <class S>
-__device__ __forceinline__ void PBCGSProductSRow(const FusedMatView &A, const FusedPBCGSVecs &v, const S &next_s, double *s_out, int i, double (&acc)[5])
+__device__ __forceinline__ void PBCGSProductSRow(const FusedMatView &A, const FusedPBCGSVecs &v, const S &next_s, double *s_out, int i, FusedSum (&acc)[5])
 {
   const double s = next_s(i), r0 = v.rstar[i], di = v.d ? v.d[i] : 1.0; /* before the product's loads */
   PBCGSStoreSRow(v, s_out, i, s, FusedRowProductOf(A, next_s, i), di, r0, acc);
@@ -87,18 +110,18 @@ __device__ __forceinline__ void PBCGSProductSRow(const FusedMatView &A, const Fu
 
 /* One row of x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v),
    the new p written to p_out; adds to acc[0] (RR) and acc[1] (RR0) */
-__device__ __forceinline__ void PBCGSUpdateXRPRowFrom(const FusedPBCGSVecs &v, const PBCGSNextP &next, const PBCGSNextP::Entry &last, double x, double r0, int i, double alpha, double *p_out, double *acc)
+__device__ __forceinline__ void PBCGSUpdateXRPRowFrom(const FusedPBCGSVecs &v, const PBCGSNextP &next, const PBCGSNextP::Entry &last, double x, double r0, int i, double alpha, double *p_out, FusedSum *acc)
 {
   const double r      = next.Residual(last);
   const double p_next = next.Direction(last, r);
   v.x[i]              = x + (alpha * last.p + next.omega * last.s);
   v.r[i]              = r;
   p_out[i]            = p_next;
-  acc[0] += r * r;
-  acc[1] += r * r0;
+  FusedAddProduct(acc[0], r, r);
+  FusedAddProduct(acc[1], r, r0);
 }
 
-__device__ __forceinline__ void PBCGSUpdateXRPRow(const FusedPBCGSVecs &v, const PBCGSNextP &next, int i, double alpha, double *p_out, double *acc)
+__device__ __forceinline__ void PBCGSUpdateXRPRow(const FusedPBCGSVecs &v, const PBCGSNextP &next, int i, double alpha, double *p_out, FusedSum *acc)
 {
   PBCGSUpdateXRPRowFrom(v, next, next.Load(i), v.x[i], v.rstar[i], i, alpha, p_out, acc);
 }
@@ -121,13 +144,13 @@ __device__ __forceinline__ bool PBCGSOmegaBeta(const double s2[5], double rho, d
 /* r = B (b - A x), r0* = r, p = r; RR and RR0 */
 __global__ void PBCGSStartKernel(FusedMatView A, FusedPBCGSVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[2] = {0.0, 0.0};
+  FusedSum acc[2] = {0.0, 0.0};
   FUSED_GRID_LOOP(i, A.n)
   {
     double r = guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i);
     if (v.d) r *= v.d[i];
     v.r[i] = v.rstar[i] = v.p[i] = r;
-    acc[0] += r * r;
+    FusedAddProduct(acc[0], r, r);
   }
   acc[1] = acc[0];
   FusedReduce<2>(acc, partials, sums, ticket, RR);
@@ -136,12 +159,12 @@ __global__ void PBCGSStartKernel(FusedMatView A, FusedPBCGSVecs v, int guess_zer
 /* r0* = r, p = r after <r,r0*> vanished; RR and RR0 */
 __global__ void PBCGSRestartKernel(int n, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[2] = {0.0, 0.0};
+  FusedSum acc[2] = {0.0, 0.0};
   FUSED_GRID_LOOP(i, n)
   {
     const double r = v.r[i];
     v.rstar[i] = v.p[i] = r;
-    acc[0] += r * r;
+    FusedAddProduct(acc[0], r, r);
   }
   acc[1] = acc[0];
   FusedReduce<2>(acc, partials, sums, ticket, RR);
@@ -149,10 +172,10 @@ __global__ void PBCGSRestartKernel(int n, FusedPBCGSVecs v, double *partials, do
 
 /* VR0 (and with K > 1 a null space's <v, n_k>); in the device loop the last block tests the iteration */
 template <int K = 1>
-__device__ __forceinline__ void PBCGSProductPReduce(double (&acc)[K], double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+__device__ __forceinline__ void PBCGSProductPReduce(FusedSum (&acc)[K], double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
   if (FusedReduce<K>(acc, partials, sums, ticket, VR0, 1, FUSED_PBCGS_V_N) && state && threadIdx.x == 0) {
-    const double rr = sums[RR], rho = sums[RR0], vr0 = acc[0];
+    const double rr = sums[RR], rho = sums[RR0], vr0 = FusedSumValue(acc[0]);
     const double rnorm = sqrt(fabs(rr));
     const int    it    = ++state->it;
     hist[it]           = rnorm;
@@ -169,7 +192,7 @@ __device__ __forceinline__ void PBCGSProductPReduce(double (&acc)[K], double *pa
    graph: 97.3 and 99.6 us per iteration against 101.0 and 101.5) */
 __global__ void PBCGSProductPKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
-  double acc[1] = {0.0};
+  FusedSum acc[1] = {0.0};
   if (FusedLoopKernelStopped(state)) return;
   FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow<true>(A, v, i, acc[0]);
   PBCGSProductPReduce(acc, partials, sums, ticket, state, hist, handle);
@@ -179,15 +202,15 @@ __global__ void PBCGSProductPKernel(FusedMatView A, FusedPBCGSVecs v, double *pa
    v = B (A p) from the product (PBCGSProductPKernel without d, into w) */
 __global__ void PBCGSSumsPKernel(int n, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[1] = {0.0};
-  FUSED_GRID_LOOP(i, n) acc[0] += v.v[i] * v.rstar[i];
+  FusedSum acc[1] = {0.0};
+  FUSED_GRID_LOOP(i, n) FusedAddProduct(acc[0], v.v[i], v.rstar[i]);
   FusedReduce<1>(acc, partials, sums, ticket, VR0);
 }
 
 /* The same for t = B (A s): TT, TS, TR0, SR0, SS */
 __global__ void PBCGSSumsSKernel(int n, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+  FusedSum acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
   FUSED_GRID_LOOP(i, n)
   {
     PBCGSAddSums(acc, v.s[i], v.t[i], v.rstar[i]);
@@ -206,13 +229,16 @@ __global__ void PBCGSUpdateSKernel(int n, FusedPBCGSVecs v, double alpha)
    parts the device loop takes from TT: ns_m of them); in the device loop
    the last block makes the host's checks and computes omega and beta */
 template <int K = 5>
-__device__ __forceinline__ void PBCGSProductSReduce(double (&acc)[K], double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle, int ns_m = 0)
+__device__ __forceinline__ void PBCGSProductSReduce(FusedSum (&acc)[K], double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle, int ns_m = 0)
 {
   if (FusedReduce<K>(acc, partials, sums, ticket, TT, 5, FUSED_PBCGS_T_N) && state && threadIdx.x == 0) {
-    if (K > 5) acc[0] = FusedNullSpaceFoldSquare(acc[0], acc + 5, ns_m);
+    double o[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) o[k] = FusedSumValue(acc[k]);
+    if (K > 5) o[0] = FusedNullSpaceFoldSquare(o[0], o + 5, ns_m);
     const double rho = sums[RR0], alpha = rho / sums[VR0];
     double       omega, beta;
-    const bool   stop = PBCGSOmegaBeta(acc, rho, alpha, &omega, &beta);
+    const bool   stop = PBCGSOmegaBeta(o, rho, alpha, &omega, &beta);
     sums[OMEGA] = omega;
     sums[BETA]  = beta;
     if (stop) {
@@ -226,7 +252,7 @@ __device__ __forceinline__ void PBCGSProductSReduce(double (&acc)[K], double *pa
    the host's checks and computes omega and beta. */
 __global__ void PBCGSProductSKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle)
 {
-  double acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+  FusedSum acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
   if (FusedLoopKernelStopped(state)) return;
   if (state) { /* the device loop: s = r - alpha v here, without a kernel of its own */
     const PBCGSNextS next_s = {v.r, v.v, sums[RR0] / sums[VR0]};
@@ -242,7 +268,7 @@ __global__ void PBCGSProductSKernel(FusedMatView A, FusedPBCGSVecs v, double *pa
    three alternating pairs. */
 __global__ void __launch_bounds__(FUSED_BLOCK, 6) PBCGSUpdateXRPKernel(int n, FusedPBCGSVecs v, double alpha, double omega, double beta, double *partials, double *sums, unsigned int *ticket, const FusedLoopState *state)
 {
-  double acc[2] = {0.0, 0.0};
+  FusedSum acc[2] = {0.0, 0.0};
   if (FusedLoopKernelStopped(state)) return;
   if (state) {
     alpha = sums[RR0] / sums[VR0];
@@ -262,7 +288,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 6) PBCGSUpdateXRPKernel(int n, Fu
 template <int NS>
 __global__ void PBCGSProductPNullKernel(FusedMatView A, FusedPBCGSVecs v, FusedNullSpace ns, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
-  double acc[1 + NS] = {0.0};
+  FusedSum acc[1 + NS] = {0.0};
   if (FusedLoopKernelStopped(state)) return;
   FUSED_GRID_LOOP(i, A.n)
   {
@@ -270,10 +296,10 @@ __global__ void PBCGSProductPNullKernel(FusedMatView A, FusedPBCGSVecs v, FusedN
     double       y  = FusedRowProductOf(A, FusedStoredGathered<8>{v.p}, i);
     if (v.d) y *= di;
     v.v[i] = y;
-    acc[0] += y * r0;
+    FusedAddProduct(acc[0], y, r0);
 #pragma unroll
     for (int k = 0; k < NS; k++)
-      if (k < ns.m) acc[1 + k] += y * FusedNullSpaceBasis(ns, k, i);
+      if (k < ns.m) FusedAddProduct(acc[1 + k], y, FusedNullSpaceBasis(ns, k, i));
   }
   PBCGSProductPReduce<1 + NS>(acc, partials, sums, ticket, state, hist, handle);
 }
@@ -316,9 +342,9 @@ __global__ void PBCGSUpdateSNullKernel(int n, FusedPBCGSVecs v, double alpha, Fu
 /* t = B A s; TT, TS, TR0, SR0, SS and <t, n_k>. The device loop makes s
    here from r and v less its null space part (sums' <v, n_k>). */
 template <int NS, class S>
-__device__ __forceinline__ void PBCGSProductSNullRows(const FusedMatView &A, const FusedPBCGSVecs &v, const FusedNullSpace &ns, const S &next_s, double *s_out, double (&acc)[5 + NS])
+__device__ __forceinline__ void PBCGSProductSNullRows(const FusedMatView &A, const FusedPBCGSVecs &v, const FusedNullSpace &ns, const S &next_s, double *s_out, FusedSum (&acc)[5 + NS])
 {
-  double sums5[5] = {0.0, 0.0, 0.0, 0.0, 0.0}, tn[NS > 0 ? NS : 1] = {0.0};
+  FusedSum sums5[5] = {}, tn[NS > 0 ? NS : 1] = {};
   FUSED_GRID_LOOP(i, A.n)
   {
     const double s = next_s(i), r0 = v.rstar[i], di = v.d ? v.d[i] : 1.0;
@@ -329,7 +355,7 @@ __device__ __forceinline__ void PBCGSProductSNullRows(const FusedMatView &A, con
     PBCGSAddSums(sums5, s, t, r0);
 #pragma unroll
     for (int k = 0; k < NS; k++)
-      if (k < ns.m) tn[k] += t * FusedNullSpaceBasis(ns, k, i);
+      if (k < ns.m) FusedAddProduct(tn[k], t, FusedNullSpaceBasis(ns, k, i));
   }
 #pragma unroll
   for (int k = 0; k < 5; k++) acc[k] = sums5[k];
@@ -340,7 +366,7 @@ __device__ __forceinline__ void PBCGSProductSNullRows(const FusedMatView &A, con
 template <int NS>
 __global__ void PBCGSProductSNullKernel(FusedMatView A, FusedPBCGSVecs v, FusedNullSpace ns, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle)
 {
-  double acc[5 + NS];
+  FusedSum acc[5 + NS];
   if (FusedLoopKernelStopped(state)) return;
   if (state) PBCGSProductSNullRows<NS>(A, v, ns, PBCGSNextSOf<NS>(v, ns, sums[RR0] / sums[VR0], sums + FUSED_PBCGS_V_N), v.s, acc);
   else PBCGSProductSNullRows<NS>(A, v, ns, FusedStored{v.s}, NULL, acc);
@@ -357,7 +383,8 @@ struct PBCGSNullCoefs {
 template <int NS>
 __global__ void PBCGSUpdateXRPNullKernel(int n, FusedPBCGSVecs v, FusedNullSpace ns, PBCGSNullCoefs co, double alpha, double omega, double beta, double *partials, double *sums, unsigned int *ticket, const FusedLoopState *state)
 {
-  double acc[2] = {0.0, 0.0}, cv[NS], ct[NS];
+  FusedSum acc[2] = {0.0, 0.0};
+  double   cv[NS], ct[NS];
   if (FusedLoopKernelStopped(state)) return;
   if (state) {
     alpha = sums[RR0] / sums[VR0];
@@ -394,13 +421,13 @@ __global__ void PBCGSLongRowsSNullKernel(FusedMatView A, FusedPBCGSVecs v, Fused
 /* PBCGSStartKernel with point-block Jacobi */
 __global__ void __launch_bounds__(FUSED_BLOCK) PBCGSStartBlockKernel(FusedMatView A, FusedPBCGSVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[2] = {0.0, 0.0};
+  FusedSum acc[2] = {0.0, 0.0};
   FusedBlockTiles(
     A.n, v.bs, [=](int i) { return guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i); },
     [=, &acc](int i, const double *ws, int t0) {
       const double r = FusedBlockRow(v.dblock, v.bs, i, ws, t0);
       v.r[i] = v.rstar[i] = v.p[i] = r;
-      acc[0] += r * r;
+      FusedAddProduct(acc[0], r, r);
     });
   acc[1] = acc[0];
   FusedReduce<2>(acc, partials, sums, ticket, RR);
@@ -409,21 +436,21 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PBCGSStartBlockKernel(FusedMatVie
 /* PBCGSProductPKernel with point-block Jacobi */
 __global__ void __launch_bounds__(FUSED_BLOCK) PBCGSProductPBlockKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
-  double acc[1] = {0.0};
+  FusedSum acc[1] = {0.0};
   if (FusedLoopKernelStopped(state)) return;
   FusedBlockTiles(
     A.n, v.bs, [=](int i) { return FusedRowProduct(A, v.p, i); },
     [=, &acc](int i, const double *ys, int t0) {
       const double y = FusedBlockRow(v.dblock, v.bs, i, ys, t0);
       v.v[i]         = y;
-      acc[0] += y * v.rstar[i];
+      FusedAddProduct(acc[0], y, v.rstar[i]);
     });
   PBCGSProductPReduce(acc, partials, sums, ticket, state, hist, handle);
 }
 
 /* PBCGSProductSKernel with point-block Jacobi: the tile of A s, s read through next_s */
 template <class S>
-__device__ __forceinline__ void PBCGSProductSBlockTiles(const FusedMatView &A, const FusedPBCGSVecs &v, const S &next_s, double *s_out, double (&acc)[5])
+__device__ __forceinline__ void PBCGSProductSBlockTiles(const FusedMatView &A, const FusedPBCGSVecs &v, const S &next_s, double *s_out, FusedSum (&acc)[5])
 {
   double s = 0.0;
   FusedBlockTiles(
@@ -442,13 +469,14 @@ __device__ __forceinline__ void PBCGSProductSBlockTiles(const FusedMatView &A, c
 
 __global__ void __launch_bounds__(FUSED_BLOCK) PBCGSProductSBlockKernel(FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, cudaGraphConditionalHandle handle)
 {
-  double acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+  FusedSum acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
   if (FusedLoopKernelStopped(state)) return;
   if (state) PBCGSProductSBlockTiles(A, v, PBCGSNextS{v.r, v.v, sums[RR0] / sums[VR0]}, v.s, acc);
   else PBCGSProductSBlockTiles(A, v, FusedStored{v.s}, NULL, acc);
   PBCGSProductSReduce(acc, partials, sums, ticket, state, handle);
 }
 
+#if !FUSED_COMPENSATED /* the single-kernel loop sums without compensation (FusedSumPartialsByWarp) */
 /* The tests of a single-kernel loop: where it begins with the start
    (judge_first), ttol and dtol from the start's RR. Not inlined: it runs
    once, and inlined it made the kernel spill more (512 threads: 80 bytes
@@ -554,7 +582,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
         PBCGSUpdateXRPRow(v, next_p, i, alpha, p_next, acc);
         if (v.d) y *= v.d[i];
         v_next[i] = y;
-        acc[2] += y * r0;
+        FusedAddProduct(acc[2], y, r0);
       });
     } else FUSED_GRID_LOOP(i, A.n)
     {
@@ -575,7 +603,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
       }
       if (v.d) y *= di;
       v_next[i] = y;
-      acc[2] += y * r0;
+      FusedAddProduct(acc[2], y, r0);
     }
     FusedStorePartials<3, BLOCK>(acc, part_next + RR * G);
     grid.sync();
@@ -584,8 +612,11 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
   }
 }
 
-extern "C" int FusedPBCGSStart(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, int guess_zero)
+#endif
+
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSStart)(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, int guess_zero)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSStart, ctx, A, v, guess_zero);
   if (!guess_zero)
     if (int err = FusedLongRowsBefore(A, v->x, ctx->stream)) return err;
   if (v->dblock) {
@@ -599,29 +630,33 @@ extern "C" int FusedPBCGSStart(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVec
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPBCGSSumsP(FusedCUDA ctx, const FusedPBCGSVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSSumsP)(FusedCUDA ctx, const FusedPBCGSVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSSumsP, ctx, v);
   PBCGSSumsPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSSumsPKernel");
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPBCGSSumsS(FusedCUDA ctx, const FusedPBCGSVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSSumsS)(FusedCUDA ctx, const FusedPBCGSVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSSumsS, ctx, v);
   PBCGSSumsSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSSumsSKernel");
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPBCGSRestart(FusedCUDA ctx, const FusedPBCGSVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSRestart)(FusedCUDA ctx, const FusedPBCGSVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSRestart, ctx, v);
   PBCGSRestartKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSRestartKernel");
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPBCGSProductP(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSProductP)(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSProductP, ctx, A, v);
   if (int err = FusedLongRowsBefore(A, v->p, ctx->stream)) return err;
   if (v->dblock) PBCGSProductPBlockKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   else PBCGSProductPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
@@ -629,15 +664,17 @@ extern "C" int FusedPBCGSProductP(FusedCUDA ctx, FusedDevMat A, const FusedPBCGS
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPBCGSUpdateS(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSUpdateS)(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSUpdateS, ctx, v, alpha);
   PBCGSUpdateSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSUpdateSKernel");
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPBCGSProductS(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSProductS)(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSProductS, ctx, A, v);
   if (int err = FusedLongRowsBefore(A, v->s, ctx->stream)) return err;
   if (v->dblock) PBCGSProductSBlockKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, 0);
   else PBCGSProductSKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, 0);
@@ -645,8 +682,9 @@ extern "C" int FusedPBCGSProductS(FusedCUDA ctx, FusedDevMat A, const FusedPBCGS
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPBCGSUpdateXRP(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, double omega, double beta)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSUpdateXRP)(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, double omega, double beta)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSUpdateXRP, ctx, v, alpha, omega, beta);
   PBCGSUpdateXRPKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, omega, beta, ctx->partials, ctx->sums, ctx->ticket, NULL);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSUpdateXRPKernel");
   return FUSED_CUDA_OK;
@@ -657,35 +695,35 @@ extern "C" int FusedPBCGSUpdateXRP(FusedCUDA ctx, const FusedPBCGSVecs *v, doubl
 /* v += d .* (the ghost block's share of A p) on the boundary rows; VR0 += its share */
 __global__ void PBCGSGhostPKernel(int nbound, const int *brow, const int *bptr, FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[1] = {0.0};
+  FusedSum acc[1] = {0.0};
   FUSED_GRID_LOOP(k, nbound)
   {
     const int    i  = brow[k];
     const double dv = (v.d ? v.d[i] : 1.0) * FusedGhostRowProduct(A, i, bptr[k], bptr[k + 1]);
     v.v[i] += dv;
-    acc[0] += dv * v.rstar[i];
+    FusedAddProduct(acc[0], dv, v.rstar[i]);
   }
-  if (FusedReduce<1>(acc, partials, sums, ticket, FUSED_PBCGS_GHOST) && threadIdx.x == 0) sums[VR0] += acc[0];
+  if (FusedReduce<1>(acc, partials, sums, ticket, FUSED_PBCGS_GHOST) && threadIdx.x == 0) sums[VR0] += FusedSumValue(acc[0]);
 }
 
 /* t += d .* (the ghost share of A s); TT, TS and TR0 change (SR0 and SS do not) */
 __global__ void PBCGSGhostSKernel(int nbound, const int *brow, const int *bptr, FusedMatView A, FusedPBCGSVecs v, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[3] = {0.0, 0.0, 0.0};
+  FusedSum acc[3] = {0.0, 0.0, 0.0};
   FUSED_GRID_LOOP(k, nbound)
   {
     const int    i  = brow[k];
     const double dt = (v.d ? v.d[i] : 1.0) * FusedGhostRowProduct(A, i, bptr[k], bptr[k + 1]);
     const double tl = v.t[i];
     v.t[i]          = tl + dt;
-    acc[0] += dt * (2.0 * tl + dt);
-    acc[1] += dt * v.s[i];
-    acc[2] += dt * v.rstar[i];
+    FusedAddProduct(acc[0], dt, (2.0 * tl + dt));
+    FusedAddProduct(acc[1], dt, v.s[i]);
+    FusedAddProduct(acc[2], dt, v.rstar[i]);
   }
   if (FusedReduce<3>(acc, partials, sums, ticket, FUSED_PBCGS_GHOST) && threadIdx.x == 0) {
-    sums[TT] += acc[0];
-    sums[TS] += acc[1];
-    sums[TR0] += acc[2];
+    sums[TT] += FusedSumValue(acc[0]);
+    sums[TS] += FusedSumValue(acc[1]);
+    sums[TR0] += FusedSumValue(acc[2]);
   }
 }
 
@@ -703,8 +741,9 @@ static int PBCGSGhostBlocks(FusedCUDA ctx, FusedDevMat A)
   return blocks < ctx->nblocks ? blocks : ctx->nblocks;
 }
 
-extern "C" int FusedPBCGSProductPLocal(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSProductPLocal)(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSProductPLocal, ctx, A, v);
   FusedMatView local = A->view;
   local.growptr      = NULL;
   if (int err = PBCGSSplitCheck(ctx, v)) return err;
@@ -714,8 +753,9 @@ extern "C" int FusedPBCGSProductPLocal(FusedCUDA ctx, FusedDevMat A, const Fused
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPBCGSProductPGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSProductPGhosts)(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSProductPGhosts, ctx, A, v);
   if (A->nbound < 1) return FUSED_CUDA_OK;
   if (int err = FusedLongGhostRowsLaunch(A, ctx->stream)) return err;
   PBCGSGhostPKernel<<<PBCGSGhostBlocks(ctx, A), FUSED_BLOCK, 0, ctx->stream>>>(A->nbound, A->brow, A->bptr, A->view, *v, ctx->partials, ctx->sums, ctx->ticket);
@@ -723,8 +763,9 @@ extern "C" int FusedPBCGSProductPGhosts(FusedCUDA ctx, FusedDevMat A, const Fuse
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPBCGSProductSLocal(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSProductSLocal)(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSProductSLocal, ctx, A, v);
   FusedMatView local = A->view;
   local.growptr      = NULL;
   if (int err = PBCGSSplitCheck(ctx, v)) return err;
@@ -734,8 +775,9 @@ extern "C" int FusedPBCGSProductSLocal(FusedCUDA ctx, FusedDevMat A, const Fused
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPBCGSProductSGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSProductSGhosts)(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSProductSGhosts, ctx, A, v);
   if (A->nbound < 1) return FUSED_CUDA_OK;
   if (int err = FusedLongGhostRowsLaunch(A, ctx->stream)) return err;
   PBCGSGhostSKernel<<<PBCGSGhostBlocks(ctx, A), FUSED_BLOCK, 0, ctx->stream>>>(A->nbound, A->brow, A->bptr, A->view, *v, ctx->partials, ctx->sums, ctx->ticket);
@@ -751,8 +793,9 @@ static int PBCGSNullCheck(FusedCUDA ctx, const FusedPBCGSVecs *v, const FusedNul
   return FusedCheckNullSpace(ctx, ns, FUSED_PBCGS_DEVICE_SUMS);
 }
 
-extern "C" int FusedPBCGSProductPNull(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedNullSpace *ns)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSProductPNull)(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedNullSpace *ns)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSProductPNull, ctx, A, v, ns);
   if (int err = PBCGSNullCheck(ctx, v, ns)) return err;
   if (int err = FusedLongRowsBefore(A, v->p, ctx->stream)) return err;
   if (ns->m == 1) PBCGSProductPNullKernel<1><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, *ns, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
@@ -761,16 +804,18 @@ extern "C" int FusedPBCGSProductPNull(FusedCUDA ctx, FusedDevMat A, const FusedP
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPBCGSUpdateSNull(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, const FusedNullSpace *ns)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSUpdateSNull)(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, const FusedNullSpace *ns)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSUpdateSNull, ctx, v, alpha, ns);
   if (int err = PBCGSNullCheck(ctx, v, ns)) return err;
   PBCGSUpdateSNullKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, *ns);
   FUSED_CUDA_CHECK_LAUNCH("PBCGSUpdateSNullKernel");
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPBCGSProductSNull(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedNullSpace *ns)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSProductSNull)(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedNullSpace *ns)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSProductSNull, ctx, A, v, ns);
   if (int err = PBCGSNullCheck(ctx, v, ns)) return err;
   if (int err = FusedLongRowsBefore(A, v->s, ctx->stream)) return err;
   if (ns->m == 1) PBCGSProductSNullKernel<1><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, *ns, ctx->partials, ctx->sums, ctx->ticket, NULL, 0);
@@ -779,8 +824,9 @@ extern "C" int FusedPBCGSProductSNull(FusedCUDA ctx, FusedDevMat A, const FusedP
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPBCGSUpdateXRPNull(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, double omega, double beta, const FusedNullSpace *ns, const double *t_coef)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSUpdateXRPNull)(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, double omega, double beta, const FusedNullSpace *ns, const double *t_coef)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSUpdateXRPNull, ctx, v, alpha, omega, beta, ns, t_coef);
   PBCGSNullCoefs co;
   if (int err = PBCGSNullCheck(ctx, v, ns)) return err;
   memset(&co, 0, sizeof(co));
@@ -820,8 +866,9 @@ static int PBCGSBuildNullLoop(FusedCUDA ctx, const void *args_, cudaGraphConditi
   return FusedLaunchLoopKernel(ctx, PBCGSUpdateXRPNullKernel<NS>, gx, 0, ctx->n, a->v, a->ns, co, 0.0, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, (const FusedLoopState *)ctx->state);
 }
 
-extern "C" int FusedPBCGSLoopNull(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedNullSpace *ns, const FusedConvergence *conv, int it0, int *its)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSLoopNull)(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedNullSpace *ns, const FusedConvergence *conv, int it0, int *its)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSLoopNull, ctx, A, v, ns, conv, it0, its);
   PBCGSNullLoopArgs args;
   if (int err = PBCGSNullCheck(ctx, v, ns)) return err;
   if (conv->judge_first) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop with a null space begins after a start made by the host");
@@ -869,11 +916,15 @@ static int PBCGSBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditional
   return FusedLaunchLoopKernel(ctx, PBCGSUpdateXRPKernel, gx, 0, ctx->n, a->v, 0.0, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, (const FusedLoopState *)ctx->state);
 }
 
-extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its)
 {
+  FUSED_COMPENSATED_TWIN(FusedPBCGSLoop, ctx, A, v, conv, it0, single_kernel, its);
   PBCGSLoopArgs args;
   if (ctx->maxsums < NSUMS) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "pbcgsfused needs %d sums in the workspace, it has %d", NSUMS, ctx->maxsums);
   if (single_kernel) {
+#if FUSED_COMPENSATED
+    return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no compensated sums");
+#else
     if (v->dblock) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no point-block Jacobi (its products form the s and p of the rows they read, which would need their blocks)");
     FusedMatView view = A->view;
     FusedPBCGSVecs vecs = *v;
@@ -887,6 +938,7 @@ extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs
     if (lanes > 1) kernel = block == FUSED_BLOCK ? (const void *)PBCGSSingleKernel<FUSED_BLOCK, true> : (const void *)PBCGSSingleKernel<FUSED_WIDE_BLOCK, true>;
     else kernel = block == FUSED_BLOCK ? (const void *)PBCGSSingleKernel<FUSED_BLOCK> : (const void *)PBCGSSingleKernel<FUSED_WIDE_BLOCK>;
     return FusedCUDARunSingleKernel(ctx, kernel, block, (int)threads, NSUMS, 0, conv, it0, NULL, kargs, &part, its);
+#endif
   }
   memset(&args, 0, sizeof(args));
   args.A = A->view;
@@ -894,7 +946,10 @@ extern "C" int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs
   return FusedCUDARunLoop(ctx, &args, sizeof(args), PBCGSBuildLoop, conv, it0, NULL, its);
 }
 
+#if !FUSED_COMPENSATED /* the compensated kernels load at their first launch */
 extern "C" int FusedPBCGSLoadKernels(int device)
 {
   return FusedCUDALoadModuleOf(device, (const void *)PBCGSUpdateSKernel);
 }
+#endif
+FUSED_METHOD_NAMESPACE_END

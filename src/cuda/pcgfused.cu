@@ -6,6 +6,20 @@
 #include <cooperative_groups.h>
 #include "cuda/fusedcuda_impl.cuh"
 
+/* the entry points of the compensated build of this file (FUSED_COMPENSATED) */
+#if !FUSED_COMPENSATED
+FUSED_TWIN_DECL(FusedPCGStart);
+FUSED_TWIN_DECL(FusedPCGStartProject);
+FUSED_TWIN_DECL(FusedPCGStartPreconditioned);
+FUSED_TWIN_DECL(FusedPCGProductPreconditioned);
+FUSED_TWIN_DECL(FusedPCGUpdate);
+FUSED_TWIN_DECL(FusedPCGProduct);
+FUSED_TWIN_DECL(FusedPCGProductLocal);
+FUSED_TWIN_DECL(FusedPCGProductGhosts);
+FUSED_TWIN_DECL(FusedPCGLoop);
+#endif
+FUSED_METHOD_NAMESPACE_BEGIN
+
 enum { RZ, NORM, PY, YW, YZ, NSUMS, GHOST_PY = FUSED_PCG_GHOST, GHOST_YW, GHOST_YZ };
 #define NSMAX FUSED_NULLSPACE_MAX
 
@@ -51,7 +65,7 @@ struct PCGNext {
    the new r and p written to r_out and p_out; adds to acc[RZ] and acc[NORM],
    returns the new p and sets *z_out to the new z */
 template <bool JACOBI, bool NULLSPACE = false>
-__device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PCGNext<JACOBI, NULLSPACE> &next, int i, double *r_out, double *p_out, double *acc, double *z_out, double *br_out = NULL, double *n_out = NULL)
+__device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PCGNext<JACOBI, NULLSPACE> &next, int i, double *r_out, double *p_out, FusedSum *acc, double *z_out, double *br_out = NULL, double *n_out = NULL)
 {
   const auto   last = next.Load(i);
   const double r    = next.Residual(last.r, last.y);
@@ -65,7 +79,7 @@ __device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PC
   v.x[i]            = __fma_rn(next.alpha, last.p, v.x[i]);
   p_out[i]          = p;
   r_out[i]          = r;
-  acc[RZ] += r * z;
+  FusedAddProduct(acc[RZ], r, z);
   acc[NORM] += PCGNormTerm(v.normtype, r, z);
   *z_out = z;
   return p;
@@ -73,7 +87,7 @@ __device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PC
 
 /* With the PC applied between the kernels z and w are stored, and z
    follows r: z -= alpha w, as B r' = B r - alpha B y */
-__device__ __forceinline__ void PCGUpdateRowStored(const FusedPCGVecs &v, int i, double alpha, double beta, double (&acc)[2])
+__device__ __forceinline__ void PCGUpdateRowStored(const FusedPCGVecs &v, int i, double alpha, double beta, FusedSum (&acc)[2])
 {
   const double p = v.p[i];
   const double r = __fma_rn(-alpha, v.y[i], v.r[i]);
@@ -82,11 +96,11 @@ __device__ __forceinline__ void PCGUpdateRowStored(const FusedPCGVecs &v, int i,
   v.r[i]         = r;
   v.z[i]         = z;
   v.p[i]         = __fma_rn(beta, p, z);
-  acc[RZ] += r * z;
+  FusedAddProduct(acc[RZ], r, z);
   acc[NORM] += PCGNormTerm(v.normtype, r, z);
 }
 
-__device__ __forceinline__ void PCGUpdateRow(const FusedPCGVecs &v, int i, double alpha, double beta, double (&acc)[2])
+__device__ __forceinline__ void PCGUpdateRow(const FusedPCGVecs &v, int i, double alpha, double beta, FusedSum (&acc)[2])
 {
   double z;
   if (v.d) (void)PCGUpdateRowTo(v, PCGNext<true>{v.r, v.y, v.p, v.d, alpha, beta, 0.0, 0.0, NULL}, i, v.r, v.p, acc, &z);
@@ -101,14 +115,14 @@ __device__ __forceinline__ double PCGPreconditioned(const FusedPCGVecs &v, int i
 
 /* One row of the product: y = A p; adds to PY, YW and YZ (w = B y is not
    stored; with the PC between kernels YW follows in a kernel of its own) */
-__device__ __forceinline__ void PCGProductRow(const FusedMatView &A, const FusedPCGVecs &v, int i, double (&acc)[3])
+__device__ __forceinline__ void PCGProductRow(const FusedMatView &A, const FusedPCGVecs &v, int i, FusedSum (&acc)[3])
 {
   const double p = v.p[i];
   const double y = FusedRowProduct(A, v.p, i);
   v.y[i]         = y;
-  acc[0] += p * y;
-  acc[1] += y * (v.d ? v.d[i] * y : y);
-  acc[2] += y * PCGPreconditioned(v, i);
+  FusedAddProduct(acc[0], p, y);
+  FusedAddProduct(acc[1], y, (v.d ? v.d[i] * y : y));
+  FusedAddProduct(acc[2], y, PCGPreconditioned(v, i));
 }
 
 /* PCGFusedNorm() of pcgfused.c */
@@ -143,14 +157,14 @@ __device__ __forceinline__ void PCGLoopTest(int normtype, FusedLoopState *state,
 /* r = b - A x (or b), z = B r, p = z; RZ and NORM */
 __global__ void PCGStartKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[2] = {0.0, 0.0};
+  FusedSum acc[2] = {0.0, 0.0};
   FUSED_GRID_LOOP(i, A.n)
   {
     const double r = guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i);
     const double z = v.d ? v.d[i] * r : r;
     v.r[i]         = r;
     v.p[i]         = z;
-    acc[0] += r * z;
+    FusedAddProduct(acc[0], r, z);
     acc[1] += PCGNormTerm(v.normtype, r, z);
   }
   FusedReduce<2>(acc, partials, sums, ticket, RZ);
@@ -159,12 +173,12 @@ __global__ void PCGStartKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, d
 /* p = z = B r after the start made r and the PC z; RZ and NORM */
 __global__ void PCGStartPreconditionedKernel(int n, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[2] = {0.0, 0.0};
+  FusedSum acc[2] = {0.0, 0.0};
   FUSED_GRID_LOOP(i, n)
   {
     const double r = v.r[i], z = v.z[i];
     v.p[i]         = z;
-    acc[0] += r * z;
+    FusedAddProduct(acc[0], r, z);
     acc[1] += PCGNormTerm(v.normtype, r, z);
   }
   FusedReduce<2>(acc, partials, sums, ticket, RZ);
@@ -174,7 +188,7 @@ __global__ void PCGStartPreconditionedKernel(int n, FusedPCGVecs v, double *part
    kernel of its own, so that the fused one keeps its registers */
 __global__ void PCGUpdateStoredKernel(int n, FusedPCGVecs v, double alpha, double beta, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[2] = {0.0, 0.0};
+  FusedSum acc[2] = {0.0, 0.0};
   FUSED_GRID_LOOP(i, n) PCGUpdateRowStored(v, i, alpha, beta, acc);
   FusedReduce<2>(acc, partials, sums, ticket, RZ);
 }
@@ -182,8 +196,8 @@ __global__ void PCGUpdateStoredKernel(int n, FusedPCGVecs v, double alpha, doubl
 /* YW = <y, w> once the PC made w = B y */
 __global__ void PCGProductPreconditionedKernel(int n, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[1] = {0.0};
-  FUSED_GRID_LOOP(i, n) acc[0] += v.y[i] * v.w[i];
+  FusedSum acc[1] = {0.0};
+  FUSED_GRID_LOOP(i, n) FusedAddProduct(acc[0], v.y[i], v.w[i]);
   FusedReduce<1>(acc, partials, sums, ticket, YW);
 }
 
@@ -234,10 +248,10 @@ __device__ __forceinline__ bool PCGLoopProductStopped(FusedLoopState *state, cud
 
 /* The product's PY, YW and YZ; in the device loop the last block also tests
    the iteration they complete */
-__device__ __forceinline__ void PCGProductReduce(double (&acc)[3], int normtype, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+__device__ __forceinline__ void PCGProductReduce(FusedSum (&acc)[3], int normtype, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
   if (FusedReduce<3>(acc, partials, sums, ticket, PY) && state && threadIdx.x == 0) {
-    const double s[NSUMS] = {sums[RZ], sums[NORM], acc[0], acc[1], acc[2]};
+    const double s[NSUMS] = {sums[RZ], sums[NORM], FusedSumValue(acc[0]), FusedSumValue(acc[1]), FusedSumValue(acc[2])};
     PCGLoopTest(normtype, state, s, hist, handle);
   }
 }
@@ -252,7 +266,7 @@ __device__ __forceinline__ void PCGProductReduce(double (&acc)[3], int normtype,
    alternating pairs. */
 __global__ void __launch_bounds__(FUSED_BLOCK, 6) PCGUpdateKernel(int n, FusedPCGVecs v, double alpha, double beta, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist)
 {
-  double acc[2] = {0.0, 0.0};
+  FusedSum acc[2] = {0.0, 0.0};
   if (PCGLoopUpdateBegins(v, state, sums, hist, &alpha, &beta)) return;
   FUSED_GRID_LOOP(i, n) PCGUpdateRow(v, i, alpha, beta, acc);
   FusedReduce<2>(acc, partials, sums, ticket, RZ);
@@ -262,7 +276,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 6) PCGUpdateKernel(int n, FusedPC
    last block also tests the iteration it completes. */
 __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
-  double acc[3] = {0.0, 0.0, 0.0};
+  FusedSum acc[3] = {0.0, 0.0, 0.0};
   if (PCGLoopProductStopped(state, handle)) return;
   FUSED_GRID_LOOP(i, A.n) PCGProductRow(A, v, i, acc);
   PCGProductReduce(acc, v.normtype, partials, sums, ticket, state, hist, handle);
@@ -274,21 +288,21 @@ __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partial
    and <y_g, z>. */
 __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedPost *post, unsigned int seq)
 {
-  double acc[3] = {0.0, 0.0, 0.0};
+  FusedSum acc[3] = {0.0, 0.0, 0.0};
   FUSED_GRID_LOOP(k, nbound)
   {
     const int    i  = brow[k];
     const double yg = FusedGhostRowProduct(A, i, bptr[k], bptr[k + 1]);
     const double yl = v.y[i];
     v.y[i]          = yl + yg;
-    acc[0] += v.p[i] * yg;
-    acc[1] += (v.d ? v.d[i] : 1.0) * yg * (2.0 * yl + yg);
-    acc[2] += yg * PCGPreconditioned(v, i);
+    FusedAddProduct(acc[0], v.p[i], yg);
+    FusedAddProduct(acc[1], (v.d ? v.d[i] : 1.0) * yg, (2.0 * yl + yg));
+    FusedAddProduct(acc[2], yg, PCGPreconditioned(v, i));
   }
   if (FusedReduce<3>(acc, partials, sums, ticket, GHOST_PY) && threadIdx.x == 0) {
-    sums[PY] += acc[0];
-    sums[YW] += acc[1];
-    sums[YZ] += acc[2];
+    sums[PY] += FusedSumValue(acc[0]);
+    sums[YW] += FusedSumValue(acc[1]);
+    sums[YZ] += FusedSumValue(acc[2]);
     FusedPostSums(post, seq, sums, NSUMS);
   }
 }
@@ -299,7 +313,7 @@ __global__ void PCGGhostKernel(int nbound, const int *brow, const int *bptr, Fus
 /* PCGStartKernel with point-block Jacobi */
 __global__ void __launch_bounds__(FUSED_BLOCK) PCGStartBlockKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[2] = {0.0, 0.0};
+  FusedSum acc[2] = {0.0, 0.0};
   FusedBlockTiles(
     A.n, v.bs,
     [=](int i) {
@@ -310,7 +324,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGStartBlockKernel(FusedMatView 
     [=, &acc](int i, const double *rs, int t0) {
       const double r = rs[threadIdx.x], z = FusedBlockRow(v.dblock, v.bs, i, rs, t0);
       v.p[i] = z;
-      acc[0] += r * z;
+      FusedAddProduct(acc[0], r, z);
       acc[1] += PCGNormTerm(v.normtype, r, z);
     });
   FusedReduce<2>(acc, partials, sums, ticket, RZ);
@@ -319,7 +333,8 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGStartBlockKernel(FusedMatView 
 /* PCGUpdateKernel with point-block Jacobi */
 __global__ void __launch_bounds__(FUSED_BLOCK) PCGUpdateBlockKernel(int n, FusedPCGVecs v, double alpha, double beta, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist)
 {
-  double acc[2] = {0.0, 0.0}, p = 0.0;
+  FusedSum acc[2] = {0.0, 0.0};
+  double   p = 0.0;
   if (PCGLoopUpdateBegins(v, state, sums, hist, &alpha, &beta)) return; /* the same verdict in every thread */
   FusedBlockTiles(
     n, v.bs,
@@ -333,7 +348,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGUpdateBlockKernel(int n, Fused
     [=, &acc, &p](int i, const double *rs, int t0) {
       const double r = rs[threadIdx.x], z = FusedBlockRow(v.dblock, v.bs, i, rs, t0);
       v.p[i] = __fma_rn(beta, p, z);
-      acc[RZ] += r * z;
+      FusedAddProduct(acc[RZ], r, z);
       acc[NORM] += PCGNormTerm(v.normtype, r, z);
     });
   FusedReduce<2>(acc, partials, sums, ticket, RZ);
@@ -343,7 +358,8 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGUpdateBlockKernel(int n, Fused
    and <y, B r> as <B^T y, r> */
 __global__ void __launch_bounds__(FUSED_BLOCK) PCGProductBlockKernel(FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
-  double acc[3] = {0.0, 0.0, 0.0}, p = 0.0;
+  FusedSum acc[3] = {0.0, 0.0, 0.0};
+  double   p = 0.0;
   if (PCGLoopProductStopped(state, handle)) return;
   FusedBlockTiles(
     A.n, v.bs,
@@ -355,9 +371,9 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGProductBlockKernel(FusedMatVie
     },
     [=, &acc, &p](int i, const double *ys, int t0) {
       const double y = ys[threadIdx.x];
-      acc[0] += p * y;
-      acc[1] += y * FusedBlockRow(v.dblock, v.bs, i, ys, t0);
-      acc[2] += v.r[i] * FusedBlockColumn(v.dblock, v.bs, i, ys, t0, (int)threadIdx.x - t0);
+      FusedAddProduct(acc[0], p, y);
+      FusedAddProduct(acc[1], y, FusedBlockRow(v.dblock, v.bs, i, ys, t0));
+      FusedAddProduct(acc[2], v.r[i], FusedBlockColumn(v.dblock, v.bs, i, ys, t0, (int)threadIdx.x - t0));
     });
   PCGProductReduce(acc, v.normtype, partials, sums, ticket, state, hist, handle);
 }
@@ -377,7 +393,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PCGProductBlockKernel(FusedMatVie
 
 /* z = B r - sum_k coef_k n_k at row i from br = B r, adding br n_k to acc[k] */
 template <int M>
-__device__ __forceinline__ double PCGProjected(const FusedNullSpace &ns, const double *coef, double br, int i, double *acc)
+__device__ __forceinline__ double PCGProjected(const FusedNullSpace &ns, const double *coef, double br, int i, FusedSum *acc)
 {
   double z = br;
 #pragma unroll
@@ -385,7 +401,7 @@ __device__ __forceinline__ double PCGProjected(const FusedNullSpace &ns, const d
     if (k < ns.m) {
       const double nk = FusedNullSpaceBasis(ns, k, i);
       z               = __fma_rn(-coef[k], nk, z);
-      acc[k] += br * nk;
+      FusedAddProduct(acc[k], br, nk);
     }
   }
   return z;
@@ -395,7 +411,7 @@ __device__ __forceinline__ double PCGProjected(const FusedNullSpace &ns, const d
 template <int M>
 __global__ void PCGStartNullKernel(FusedMatView A, FusedPCGVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[M] = {};
+  FusedSum acc[M] = {};
   FUSED_GRID_LOOP(i, A.n)
   {
     const double r  = guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i);
@@ -403,7 +419,7 @@ __global__ void PCGStartNullKernel(FusedMatView A, FusedPCGVecs v, int guess_zer
     v.r[i]          = r;
 #pragma unroll
     for (int k = 0; k < M; k++)
-      if (k < v.ns.m) acc[k] += br * FusedNullSpaceBasis(v.ns, k, i);
+      if (k < v.ns.m) FusedAddProduct(acc[k], br, FusedNullSpaceBasis(v.ns, k, i));
   }
   FusedReduce<M>(acc, partials, sums, ticket, FUSED_PCG_BR_N);
 }
@@ -412,13 +428,13 @@ __global__ void PCGStartNullKernel(FusedMatView A, FusedPCGVecs v, int guess_zer
 template <int M>
 __global__ void PCGStartProjectKernel(int n, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[2 + M] = {};
+  FusedSum acc[2 + M] = {};
   FUSED_GRID_LOOP(i, n)
   {
     const double r = v.r[i], br = v.d ? v.d[i] * r : r;
     const double z = PCGProjected<M>(v.ns, v.ns.coef, br, i, acc + 2);
     v.p[i]         = z;
-    acc[RZ] += r * z;
+    FusedAddProduct(acc[RZ], r, z);
     acc[NORM] += PCGNormTerm(v.normtype, r, z);
   }
   FusedReduce<2 + M>(acc, partials, sums, ticket, RZ, 2, FUSED_PCG_BR_N);
@@ -428,7 +444,8 @@ __global__ void PCGStartProjectKernel(int n, FusedPCGVecs v, double *partials, d
 template <int M>
 __global__ void PCGUpdateNullKernel(int n, FusedPCGVecs v, double alpha, double beta, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state)
 {
-  double acc[2 + M] = {}, coef[M];
+  FusedSum acc[2 + M] = {};
+  double   coef[M];
   if (FusedLoopKernelStopped(state)) return;
 #pragma unroll
   for (int k = 0; k < M; k++) coef[k] = v.ns.coef[k];
@@ -451,7 +468,7 @@ __global__ void PCGUpdateNullKernel(int n, FusedPCGVecs v, double alpha, double 
     v.x[i]          = __fma_rn(alpha, p, x);
     v.r[i]          = r;
     v.p[i]          = __fma_rn(beta, p, z);
-    acc[RZ] += r * z;
+    FusedAddProduct(acc[RZ], r, z);
     acc[NORM] += PCGNormTerm(v.normtype, r, z);
   }
   FusedReduce<2 + M>(acc, partials, sums, ticket, RZ, 2, FUSED_PCG_BR_N);
@@ -461,18 +478,18 @@ __global__ void PCGUpdateNullKernel(int n, FusedPCGVecs v, double alpha, double 
    <B y, n_k> and <y, n_k>, for a row whose y grew by dy (the whole row, or
    the off-process share) */
 template <int M>
-__device__ __forceinline__ void PCGProductNullSums(const FusedPCGVecs &v, int i, double p, double y_old, double dy, double (&acc)[3 + 2 * M])
+__device__ __forceinline__ void PCGProductNullSums(const FusedPCGVecs &v, int i, double p, double y_old, double dy, FusedSum (&acc)[3 + 2 * M])
 {
   const double d = v.d ? v.d[i] : 1.0;
-  acc[0] += p * dy;
-  acc[1] += d * dy * (2.0 * y_old + dy);
-  acc[2] += dy * PCGPreconditioned(v, i);
+  FusedAddProduct(acc[0], p, dy);
+  FusedAddProduct(acc[1], d * dy, (2.0 * y_old + dy));
+  FusedAddProduct(acc[2], dy, PCGPreconditioned(v, i));
 #pragma unroll
   for (int k = 0; k < M; k++) {
     if (k < v.ns.m) {
       const double nk = FusedNullSpaceBasis(v.ns, k, i);
-      acc[3 + k] += d * dy * nk;
-      acc[3 + M + k] += dy * nk;
+      FusedAddProduct(acc[3 + k], d * dy, nk);
+      FusedAddProduct(acc[3 + M + k], dy, nk);
     }
   }
 }
@@ -482,7 +499,7 @@ __device__ __forceinline__ void PCGProductNullSums(const FusedPCGVecs &v, int i,
 template <int M>
 __global__ void PCGProductNullKernel(FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
-  double acc[3 + 2 * M] = {};
+  FusedSum acc[3 + 2 * M] = {};
   if (FusedLoopKernelStopped(state)) {
     if (blockIdx.x == 0 && threadIdx.x == 0) cudaGraphSetConditional(handle, 0);
     return;
@@ -505,7 +522,7 @@ __global__ void PCGProductNullKernel(FusedMatView A, FusedPCGVecs v, double *par
 template <int M>
 __global__ void PCGGhostNullKernel(int nbound, const int *brow, const int *bptr, FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedPost *post, unsigned int seq)
 {
-  double acc[3 + 2 * M] = {};
+  FusedSum acc[3 + 2 * M] = {};
   FUSED_GRID_LOOP(k, nbound)
   {
     const int    i  = brow[k];
@@ -515,12 +532,12 @@ __global__ void PCGGhostNullKernel(int nbound, const int *brow, const int *bptr,
     PCGProductNullSums<M>(v, i, v.p[i], yl, yg, acc);
   }
   if (FusedReduce<3 + 2 * M>(acc, partials, sums, ticket, FUSED_PCG_GHOST) && threadIdx.x == 0) {
-    sums[PY] += acc[0];
-    sums[YW] += acc[1];
-    sums[YZ] += acc[2];
+    sums[PY] += FusedSumValue(acc[0]);
+    sums[YW] += FusedSumValue(acc[1]);
+    sums[YZ] += FusedSumValue(acc[2]);
     for (int k = 0; k < M; k++) {
-      sums[FUSED_PCG_BY_N + k] += acc[3 + k];
-      sums[FUSED_PCG_Y_N + k] += acc[3 + M + k];
+      sums[FUSED_PCG_BY_N + k] += FusedSumValue(acc[3 + k]);
+      sums[FUSED_PCG_Y_N + k] += FusedSumValue(acc[3 + M + k]);
     }
     FusedPostSums(post, seq, sums, FUSED_PCG_SUMS);
   }
@@ -529,6 +546,7 @@ __global__ void PCGGhostNullKernel(int nbound, const int *brow, const int *bptr,
 /* a null-space kernel for v's basis: M = 1 where it is one vector */
 #define PCG_NULL_KERNEL(kernel, v) ((v).ns.m == 1 ? kernel<1> : kernel<NSMAX>)
 
+#if !FUSED_COMPENSATED /* the single-kernel loop sums without compensation (FusedSumPartialsByWarp) */
 /* The tests of a single-kernel loop: ttol and dtol from the first sums
    where the first iteration is untested. Not inlined: it runs once, and
    inlined it made the kernel spill (512 threads with long rows and Jacobi:
@@ -619,14 +637,14 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
       const double pi  = PCGUpdateRowTo(v, next, i, r_next, p_next, acc, &zi, &bri, &ni);
       const double byi = JACOBI ? v.d[i] * yi : yi;
       y_next[i]        = yi;
-      acc[PY] += pi * yi;
-      acc[YW] += yi * byi;
+      FusedAddProduct(acc[PY], pi, yi);
+      FusedAddProduct(acc[YW], yi, byi);
       if constexpr (NULLSPACE) { /* the raw <y, B r> and the basis vector's sums, folded as the graph's */
-        acc[YZ] += yi * bri;
-        acc[NS1_BY_N] += byi * ni;
-        acc[NS1_Y_N] += yi * ni;
-        acc[NS1_BR_N] += bri * ni;
-      } else acc[YZ] += yi * zi;
+        FusedAddProduct(acc[YZ], yi, bri);
+        FusedAddProduct(acc[NS1_BY_N], byi, ni);
+        FusedAddProduct(acc[NS1_Y_N], yi, ni);
+        FusedAddProduct(acc[NS1_BR_N], bri, ni);
+      } else FusedAddProduct(acc[YZ], yi, zi);
     };
     if constexpr (GROUPS) FusedRowsInGroups<BLOCK>(A, next, lanes, row);
     else {
@@ -647,9 +665,11 @@ static const void *PCGSingleKernelFor(int block, bool jacobi)
   if (block == FUSED_BLOCK) return jacobi ? (const void *)PCGSingleKernel<true, FUSED_BLOCK, LONG_ROWS, NULLSPACE, GROUPS> : (const void *)PCGSingleKernel<false, FUSED_BLOCK, LONG_ROWS, NULLSPACE, GROUPS>;
   return jacobi ? (const void *)PCGSingleKernel<true, FUSED_WIDE_BLOCK, LONG_ROWS, NULLSPACE, GROUPS> : (const void *)PCGSingleKernel<false, FUSED_WIDE_BLOCK, LONG_ROWS, NULLSPACE, GROUPS>;
 }
+#endif
 
-extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero)
+extern "C" int FUSED_METHOD_ENTRY(FusedPCGStart)(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero)
 {
+  FUSED_COMPENSATED_TWIN(FusedPCGStart, ctx, A, v, guess_zero);
   if (!guess_zero)
     if (int err = FusedLongRowsBefore(A, v->x, ctx->stream)) return err;
   if (v->ns.m) {
@@ -668,29 +688,33 @@ extern "C" int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPCGStartProject(FusedCUDA ctx, const FusedPCGVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPCGStartProject)(FusedCUDA ctx, const FusedPCGVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPCGStartProject, ctx, v);
   PCG_NULL_KERNEL(PCGStartProjectKernel, *v)<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PCGStartProjectKernel");
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPCGStartPreconditioned(FusedCUDA ctx, const FusedPCGVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPCGStartPreconditioned)(FusedCUDA ctx, const FusedPCGVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPCGStartPreconditioned, ctx, v);
   PCGStartPreconditionedKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PCGStartPreconditionedKernel");
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPCGProductPreconditioned(FusedCUDA ctx, const FusedPCGVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPCGProductPreconditioned)(FusedCUDA ctx, const FusedPCGVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPCGProductPreconditioned, ctx, v);
   PCGProductPreconditionedKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PCGProductPreconditionedKernel");
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha, double beta)
+extern "C" int FUSED_METHOD_ENTRY(FusedPCGUpdate)(FusedCUDA ctx, const FusedPCGVecs *v, double alpha, double beta)
 {
+  FUSED_COMPENSATED_TWIN(FusedPCGUpdate, ctx, v, alpha, beta);
   if (v->z) {
     PCGUpdateStoredKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, beta, ctx->partials, ctx->sums, ctx->ticket);
     FUSED_CUDA_CHECK_LAUNCH("PCGUpdateStoredKernel");
@@ -711,8 +735,9 @@ extern "C" int FusedPCGUpdate(FusedCUDA ctx, const FusedPCGVecs *v, double alpha
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPCGProduct(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPCGProduct)(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPCGProduct, ctx, A, v);
   if (int err = FusedLongRowsBefore(A, v->p, ctx->stream)) return err;
   if (v->ns.m) PCG_NULL_KERNEL(PCGProductNullKernel, *v)<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   else if (v->dblock) PCGProductBlockKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
@@ -721,8 +746,9 @@ extern "C" int FusedPCGProduct(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs 
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPCGProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPCGProductLocal)(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPCGProductLocal, ctx, A, v);
   FusedMatView local = A->view;
   local.growptr      = NULL; /* the ghost entries wait for the halo: FusedPCGProductGhosts() */
   /* the ghost rows' share of <y, B y> would couple a block's rows: point-block Jacobi takes the whole product after the halo */
@@ -734,8 +760,9 @@ extern "C" int FusedPCGProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPCG
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPCGProductGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPCGProductGhosts)(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPCGProductGhosts, ctx, A, v);
   int blocks = (A->nbound + FUSED_BLOCK - 1) / FUSED_BLOCK;
   if (ctx->maxsums < FUSED_PCG_RHS) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the workspace holds %d sums, the split product needs %d", ctx->maxsums, (int)FUSED_PCG_RHS);
   blocks = blocks < 1 ? 1 : (blocks < ctx->nblocks ? blocks : ctx->nblocks); /* it posts the sums even with no ghost rows */
@@ -781,10 +808,14 @@ static int PCGBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHa
   return FusedLaunchLoopKernel(ctx, product, gp, 0, args->A, args->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
 }
 
-extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its)
+extern "C" int FUSED_METHOD_ENTRY(FusedPCGLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its)
 {
+  FUSED_COMPENSATED_TWIN(FusedPCGLoop, ctx, A, v, conv, it0, single_kernel, its);
   PCGLoopArgs args;
   if (single_kernel) {
+#if FUSED_COMPENSATED
+    return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no compensated sums");
+#else
     if (v->ns.m > 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop removes a null space of one vector, not %d", v->ns.m);
     if (v->dblock) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no point-block Jacobi (its product forms the next p of the rows it reads, which would need their blocks)");
     FusedMatView view = A->view;
@@ -801,6 +832,7 @@ extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v,
     else if (lanes > 1) kernel = view.lrows.nchunks ? PCGSingleKernelFor<true, false, true>(block, jacobi) : PCGSingleKernelFor<false, false, true>(block, jacobi);
     else kernel = view.lrows.nchunks ? PCGSingleKernelFor<true>(block, jacobi) : PCGSingleKernelFor<false>(block, jacobi);
     return FusedCUDARunSingleKernel(ctx, kernel, block, (int)threads, v->ns.m ? (int)NS1_SUMS : (int)NSUMS, 0, conv, it0, NULL, kargs, &part, its);
+#endif
   }
   memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
   args.A = A->view;
@@ -808,7 +840,10 @@ extern "C" int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v,
   return FusedCUDARunLoop(ctx, &args, sizeof(args), PCGBuildLoop, conv, it0, NULL, its);
 }
 
+#if !FUSED_COMPENSATED /* the compensated kernels load at their first launch */
 extern "C" int FusedPCGLoadKernels(int device)
 {
   return FusedCUDALoadModuleOf(device, (const void *)PCGUpdateKernel);
 }
+#endif
+FUSED_METHOD_NAMESPACE_END

@@ -6,7 +6,26 @@
    host-driven steps: [0, restart] for the products of a step, then the
    coefficients (h or t) handed to the device. */
 #include <string.h>
+#include <cooperative_groups.h>
 #include "cuda/fusedcuda_impl.cuh"
+
+/* the entry points of the compensated build of this file (FUSED_COMPENSATED) */
+#if !FUSED_COMPENSATED
+FUSED_TWIN_DECL(FusedPGMRESStart);
+FUSED_TWIN_DECL(FusedPGMRESProduct);
+FUSED_TWIN_DECL(FusedPGMRESProductLocal);
+FUSED_TWIN_DECL(FusedPGMRESProductGhosts);
+FUSED_TWIN_DECL(FusedPGMRESProductInput);
+FUSED_TWIN_DECL(FusedPGMRESNorm);
+FUSED_TWIN_DECL(FusedPGMRESAddTo);
+FUSED_TWIN_DECL(FusedPGMRESMDot);
+FUSED_TWIN_DECL(FusedPGMRESOrthog);
+FUSED_TWIN_DECL(FusedPGMRESNormalize);
+FUSED_TWIN_DECL(FusedPGMRESUpdate);
+FUSED_TWIN_DECL(FusedPGMRESPrepareLoop);
+FUSED_TWIN_DECL(FusedPGMRESLoop);
+#endif
+FUSED_METHOD_NAMESPACE_BEGIN
 
 /* Row i of r = B (b - A x) (left) or b - A x (right), written to v.r and
    returned: the host's cycle start and the single kernel's make the same r */
@@ -21,11 +40,11 @@ __device__ __forceinline__ double PGMRESStartRow(const FusedMatView &A, const Fu
 /* r = B (b - A x) (left) or b - A x (right); <r,r> */
 __global__ void PGMRESStartKernel(FusedMatView A, FusedPGMRESVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[1] = {0.0};
+  FusedSum acc[1] = {0.0};
   FUSED_GRID_LOOP(i, A.n)
   {
     const double r = PGMRESStartRow(A, v, guess_zero, i);
-    acc[0] += r * r;
+    FusedAddProduct(acc[0], r, r);
   }
   FusedReduce<1>(acc, partials, sums, ticket, 0);
 }
@@ -37,13 +56,13 @@ __global__ void PGMRESStartKernel(FusedMatView A, FusedPGMRESVecs v, int guess_z
 /* PGMRESStartKernel with left point-block Jacobi */
 __global__ void __launch_bounds__(FUSED_BLOCK) PGMRESStartBlockKernel(FusedMatView A, FusedPGMRESVecs v, int guess_zero, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[1] = {0.0};
+  FusedSum acc[1] = {0.0};
   FusedBlockTiles(
     A.n, v.bs, [=](int i) { return guess_zero ? v.b[i] : v.b[i] - FusedRowProduct(A, v.x, i); },
     [=, &acc](int i, const double *ws, int t0) {
       const double r = FusedBlockRow(v.dblock, v.bs, i, ws, t0);
       v.r[i]         = r;
-      acc[0] += r * r;
+      FusedAddProduct(acc[0], r, r);
     });
   FusedReduce<1>(acc, partials, sums, ticket, 0);
 }
@@ -76,38 +95,38 @@ __global__ void PGMRESMDotKernel(int n, const double *V, const double *w, int j,
 {
   const int     l = blockIdx.y;
   const double *u = l < j ? V + (size_t)l * n : w;
-  double        acc[1] = {0.0};
-  FUSED_GRID_LOOP(i, n) acc[0] += u[i] * w[i];
+  FusedSum      acc[1] = {};
+  FUSED_GRID_LOOP(i, n) FusedAddProduct(acc[0], u[i], w[i]);
   FusedBlockSum<1>(acc);
-  if (threadIdx.x == 0) partials[(size_t)l * gridDim.x + blockIdx.x] = acc[0];
+  if (threadIdx.x == 0) FusedPartialPut(partials, (size_t)l * gridDim.x + blockIdx.x, acc[0]);
 }
 
 /* sums[l] = sum of the nblocks partials of sum l, one block per sum */
 __global__ void PGMRESFinishKernel(const double *partials, int nblocks, double *sums)
 {
-  double acc[1] = {0.0};
-  for (int b = threadIdx.x; b < nblocks; b += blockDim.x) acc[0] += partials[(size_t)blockIdx.x * nblocks + b];
+  FusedSum acc[1] = {0.0};
+  for (int b = threadIdx.x; b < nblocks; b += blockDim.x) acc[0] += FusedPartialGet<FusedSum>(partials, (size_t)blockIdx.x * nblocks + b);
   FusedBlockSum<1>(acc);
-  if (threadIdx.x == 0) sums[blockIdx.x] = acc[0];
+  if (threadIdx.x == 0) sums[blockIdx.x] = FusedSumValue(acc[0]);
 }
 
 /* w -= sum_{l<j} h_l V_l; <w,w>, <w,r>, <r,r>, and with a null space <w, n_k> */
 template <int NS>
 __global__ void PGMRESOrthogKernel(int n, FusedPGMRESVecs v, FusedNullSpace ns, int j, const double *h, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[3 + NS] = {0.0};
+  FusedSum acc[3 + NS] = {0.0};
   FUSED_GRID_LOOP(i, n)
   {
     double w = v.w[i];
     for (int l = 0; l < j; l++) w -= h[l] * v.V[(size_t)l * n + i];
     const double r = v.r[i];
     v.w[i]         = w;
-    acc[0] += w * w;
-    acc[1] += w * r;
-    acc[2] += r * r;
+    FusedAddProduct(acc[0], w, w);
+    FusedAddProduct(acc[1], w, r);
+    FusedAddProduct(acc[2], r, r);
 #pragma unroll
     for (int k = 0; k < NS; k++)
-      if (k < ns.m) acc[3 + k] += w * FusedNullSpaceBasis(ns, k, i);
+      if (k < ns.m) FusedAddProduct(acc[3 + k], w, FusedNullSpaceBasis(ns, k, i));
   }
   FusedReduce<3 + NS>(acc, partials, sums, ticket, 0);
 }
@@ -171,8 +190,9 @@ static int PGMRESCheckBlocks(FusedCUDA ctx, const FusedPGMRESVecs *v)
   return FusedCheckBlocks(ctx, v->bs);
 }
 
-extern "C" int FusedPGMRESStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int guess_zero)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESStart)(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int guess_zero)
 {
+  FUSED_COMPENSATED_TWIN(FusedPGMRESStart, ctx, A, v, guess_zero);
   if (!guess_zero)
     if (int err = FusedLongRowsBefore(A, v->x, ctx->stream)) return err;
   if (v->dblock) {
@@ -197,8 +217,9 @@ static void PGMRESProductVectors(FusedCUDA ctx, const FusedPGMRESVecs *v, int j,
 
 /* Before the product the caller exchanges the ghosts of the vector the
    product reads: FusedPGMRESProductInput() says which. */
-extern "C" int FusedPGMRESProduct(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESProduct)(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j)
 {
+  FUSED_COMPENSATED_TWIN(FusedPGMRESProduct, ctx, A, v, j);
   const double *in, *dleft;
   double       *out;
   PGMRESProductVectors(ctx, v, j, &in, &out, &dleft);
@@ -225,8 +246,9 @@ __global__ void PGMRESGhostKernel(int nbound, const int *brow, const int *bptr, 
   }
 }
 
-extern "C" int FusedPGMRESProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESProductLocal)(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, int j)
 {
+  FUSED_COMPENSATED_TWIN(FusedPGMRESProductLocal, ctx, A, v, j);
   FusedMatView  local = A->view;
   const double *in, *dleft;
   double       *out;
@@ -239,8 +261,9 @@ extern "C" int FusedPGMRESProductLocal(FusedCUDA ctx, FusedDevMat A, const Fused
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPGMRESProductGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESProductGhosts)(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPGMRESProductGhosts, ctx, A, v);
   const double *in, *dleft;
   double       *out;
   int           blocks = (A->nbound + FUSED_BLOCK - 1) / FUSED_BLOCK;
@@ -253,8 +276,9 @@ extern "C" int FusedPGMRESProductGhosts(FusedCUDA ctx, FusedDevMat A, const Fuse
 }
 
 /* z_0 = scale r (j = 0) and, with right Jacobi, tmp = d .* z_j: the vector the product reads */
-extern "C" int FusedPGMRESProductInput(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, const double **in)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESProductInput)(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, const double **in)
 {
+  FUSED_COMPENSATED_TWIN(FusedPGMRESProductInput, ctx, v, j, scale, in);
   const double *z = j == 0 ? v->z0 : v->V + (size_t)(j - 1) * ctx->n;
   if (j == 0) {
     PGMRESScaleKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, v->z0, v->r, scale, NULL);
@@ -271,8 +295,8 @@ extern "C" int FusedPGMRESProductInput(FusedCUDA ctx, const FusedPGMRESVecs *v, 
 
 __global__ void PGMRESNormKernel(int n, const double *r, double *partials, double *sums, unsigned int *ticket)
 {
-  double acc[1] = {0.0};
-  FUSED_GRID_LOOP(i, n) acc[0] += r[i] * r[i];
+  FusedSum acc[1] = {0.0};
+  FUSED_GRID_LOOP(i, n) FusedAddProduct(acc[0], r[i], r[i]);
   FusedReduce<1>(acc, partials, sums, ticket, 0);
 }
 
@@ -281,22 +305,25 @@ __global__ void PGMRESAddToKernel(int n, double *y, const double *x)
   FUSED_GRID_LOOP(i, n) y[i] += x[i];
 }
 
-extern "C" int FusedPGMRESNorm(FusedCUDA ctx, const FusedPGMRESVecs *v)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESNorm)(FusedCUDA ctx, const FusedPGMRESVecs *v)
 {
+  FUSED_COMPENSATED_TWIN(FusedPGMRESNorm, ctx, v);
   PGMRESNormKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, v->r, ctx->partials, ctx->sums, ctx->ticket);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESNormKernel");
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPGMRESAddTo(FusedCUDA ctx, double *y, const double *x)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESAddTo)(FusedCUDA ctx, double *y, const double *x)
 {
+  FUSED_COMPENSATED_TWIN(FusedPGMRESAddTo, ctx, y, x);
   PGMRESAddToKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, y, x);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESAddToKernel");
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPGMRESMDot(FusedCUDA ctx, const FusedPGMRESVecs *v, int j)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESMDot)(FusedCUDA ctx, const FusedPGMRESVecs *v, int j)
 {
+  FUSED_COMPENSATED_TWIN(FusedPGMRESMDot, ctx, v, j);
   dim3 grid(ctx->nblocks, j + 1);
   if (j + 1 > ctx->maxsums / 2) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "%d products exceed the workspace's %d", j + 1, ctx->maxsums / 2);
   PGMRESMDotKernel<<<grid, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, v->V, v->w, j, ctx->partials);
@@ -314,8 +341,9 @@ static FusedNullSpace PGMRESNullSpace(const FusedNullSpace *ns)
   return ns ? *ns : none;
 }
 
-extern "C" int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, const double *h, const FusedNullSpace *ns_)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESOrthog)(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, const double *h, const FusedNullSpace *ns_)
 {
+  FUSED_COMPENSATED_TWIN(FusedPGMRESOrthog, ctx, v, j, h, ns_);
   const FusedNullSpace ns = PGMRESNullSpace(ns_);
   double *hd = PGMRESCoefficients(ctx);
   /* through pinned staging, so the copy needs no wait: the caller's next
@@ -333,15 +361,17 @@ extern "C" int FusedPGMRESOrthog(FusedCUDA ctx, const FusedPGMRESVecs *v, int j,
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPGMRESNormalize(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, double xi, const FusedNullSpace *ns)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESNormalize)(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, double xi, const FusedNullSpace *ns)
 {
+  FUSED_COMPENSATED_TWIN(FusedPGMRESNormalize, ctx, v, j, scale, xi, ns);
   PGMRESNormalizeKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, PGMRESNullSpace(ns), j, scale, xi);
   FUSED_CUDA_CHECK_LAUNCH("PGMRESNormalizeKernel");
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const double *t, double *y)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESUpdate)(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const double *t, double *y)
 {
+  FUSED_COMPENSATED_TWIN(FusedPGMRESUpdate, ctx, v, k, t, y);
   double *td = PGMRESCoefficients(ctx);
   if (k <= 0) return FUSED_CUDA_OK;
   if (k > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "%d coefficients exceed the staging's %d", k, ctx->maxsums);
@@ -366,7 +396,6 @@ extern "C" int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k,
    the second one; for small systems one cooperative kernel runs the whole
    cycle with a grid barrier after each part. */
 
-#include <cooperative_groups.h>
 
 /* The loop's state in device memory; R (restart x restart) and xi follow it */
 struct PGMRESLoopState {
@@ -455,16 +484,16 @@ __device__ __forceinline__ double PGMRESStepRow(const FusedMatView &A, const Fus
 template <class In, bool ROW_LOADS_FIRST, bool APPLIED = false>
 __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, double *partials, double *sV, int R)
 {
-  __shared__ double warp_sums[PGMRES_SUMS_PER_BARRIER][FUSED_WARPS];
-  const int         n = A.n, nsum = j + 1, G = gridDim.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __shared__ FusedSum warp_sums[PGMRES_SUMS_PER_BARRIER][FUSED_WARPS];
+  const int           n = A.n, nsum = j + 1, G = gridDim.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const PGMRESStepVecs sv = PGMRESStepVectors(v, j, n);
 
   for (int group = 0; group < nsum; group += PGMRES_SUMS_PER_BARRIER) {
     const int group_end = nsum < group + PGMRES_SUMS_PER_BARRIER ? nsum : group + PGMRES_SUMS_PER_BARRIER;
     for (int first = group; first < group_end; first += PGMRES_PRODUCTS_PER_PASS) {
-      double acc[PGMRES_PRODUCTS_PER_PASS];
+      FusedSum acc[PGMRES_PRODUCTS_PER_PASS];
 #pragma unroll
-      for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) acc[q] = 0.0;
+      for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) acc[q] = FusedSum{};
       for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += G * blockDim.x, k++) {
         double y;
         if (first == 0 && !APPLIED) y = PGMRESStepRow<In, ROW_LOADS_FIRST>(A, v, j, scale, xi, sv, sV, R, i, k);
@@ -472,18 +501,18 @@ __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const F
 #pragma unroll
         for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) {
           const int l = first + q;
-          if (l < j) acc[q] += (sV ? sV[PGMRESSlot(l, k, R)] : v.V[(size_t)l * n + i]) * y;
-          else if (l == j) acc[q] += y * y;
+          if (l < j) FusedAddProduct(acc[q], (sV ? sV[PGMRESSlot(l, k, R)] : v.V[(size_t)l * n + i]), y);
+          else if (l == j) FusedAddProduct(acc[q], y, y);
         }
       }
 #pragma unroll
       for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) {
-        const double s = FusedWarpSum(acc[q]);
+        const FusedSum s = FusedWarpSum(acc[q]);
         if (lane == 0 && first + q < group_end) warp_sums[first + q - group][warp] = s;
       }
     }
     __syncthreads();
-    if ((int)threadIdx.x < group_end - group) partials[(size_t)(group + threadIdx.x) * G + blockIdx.x] = FusedSumOfWarps(warp_sums[threadIdx.x]);
+    if ((int)threadIdx.x < group_end - group) FusedPartialPut(partials, (size_t)(group + threadIdx.x) * G + blockIdx.x, FusedSumOfWarps(warp_sums[threadIdx.x]));
     if (group_end < nsum) __syncthreads(); /* warp_sums is refilled */
   }
 }
@@ -503,15 +532,16 @@ __device__ __forceinline__ int PGMRESSumPartials(const double *partials, int G, 
   int       bad = 0;
   for (int first = 0; first < nsum; first += FUSED_BLOCK / PGMRES_THREADS_PER_SUM) {
     const int l = first + threadIdx.x / PGMRES_THREADS_PER_SUM;
-    double    s = 0.0;
+    FusedSum  s = {};
     if (l < nsum) {
 #pragma unroll(UNROLL)
-      for (int b = sub; b < G; b += PGMRES_THREADS_PER_SUM) s += __ldcg(&partials[(size_t)l * G + b]);
+      for (int b = sub; b < G; b += PGMRES_THREADS_PER_SUM) s += FusedPartialGet<FusedSum>(partials, (size_t)l * G + b);
     }
-    for (int o = PGMRES_THREADS_PER_SUM / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    for (int o = PGMRES_THREADS_PER_SUM / 2; o > 0; o >>= 1) s += FusedShuffleXor(s, o);
     if (sub == 0 && l < nsum) {
-      out[l] = s;
-      bad |= l < ncheck && !isfinite(s);
+      const double value = FusedSumValue(s);
+      out[l]             = value;
+      bad |= l < ncheck && !isfinite(value);
     }
   }
   return __syncthreads_or(bad);
@@ -523,7 +553,7 @@ __device__ __forceinline__ int PGMRESSumPartials(const double *partials, int G, 
    entries loaded before their subtractions (PGMRES_BASIS_BATCH), or 1: the
    compiler's own interleaving, in the single kernels. */
 template <bool ROW_LOADS_FIRST, int BATCH = 1, int NS = 0>
-__device__ __forceinline__ void PGMRESOrthogPart(int n, const FusedPGMRESVecs &v, int j, const double *h, double (&acc)[3 + NS], const double *sV, int R, const FusedNullSpace *ns = nullptr)
+__device__ __forceinline__ void PGMRESOrthogPart(int n, const FusedPGMRESVecs &v, int j, const double *h, FusedSum (&acc)[3 + NS], const double *sV, int R, const FusedNullSpace *ns = nullptr)
 {
   double *w = PGMRESStepVectors(v, j, n).w_new; /* the products' w' */
   for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += gridDim.x * blockDim.x, k++) {
@@ -551,12 +581,12 @@ __device__ __forceinline__ void PGMRESOrthogPart(int n, const FusedPGMRESVecs &v
     const double r = ROW_LOADS_FIRST ? r_early : v.r[i];
     w[i]           = wi;
     if (v.right && v.d) v.tmp[i] = v.d[i] * wi;
-    acc[0] += wi * wi;
-    acc[1] += wi * r;
-    acc[2] += r * r;
+    FusedAddProduct(acc[0], wi, wi);
+    FusedAddProduct(acc[1], wi, r);
+    FusedAddProduct(acc[2], r, r);
 #pragma unroll
     for (int q = 0; q < NS; q++)
-      if (q < ns->m) acc[3 + q] += wi * FusedNullSpaceBasis(*ns, q, i);
+      if (q < ns->m) FusedAddProduct(acc[3 + q], wi, FusedNullSpaceBasis(*ns, q, i));
   }
 }
 
@@ -752,7 +782,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, NS == 0 ? 5 : NS == 1 ? 4 : 2) PG
     return;
   }
   const int j           = gs->j;
-  double    acc[3 + NS] = {0.0};
+  FusedSum  acc[3 + NS] = {};
   int       bad         = 0;
 
   for (int l = threadIdx.x; l <= j; l += blockDim.x) {
@@ -763,10 +793,12 @@ __global__ void __launch_bounds__(FUSED_BLOCK, NS == 0 ? 5 : NS == 1 ? 4 : 2) PG
   const FusedNullSpace *ns = &gs->ns;
   PGMRESOrthogPart<false, PGMRES_BASIS_BATCH, NS>(A.n, v, j, h, acc, NULL, 0, ns);
   if (FusedReduce<3 + NS>(acc, partials, sums, ticket, base) && threadIdx.x == 0) {
-    double rnorm;
-    if (NS) acc[0] = FusedNullSpaceFoldSquare(acc[0], acc + 3, ns->m);
-    const int verdict = PGMRESVerdict(state->conv, gs->its0, j, gs->restart, gs->breakdowntol, h, h_not_finite, acc, &rnorm);
-    PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, acc, rnorm, acc + 3, NS ? ns->m : 0);
+    double rnorm, o[3 + NS];
+#pragma unroll
+    for (int k = 0; k < 3 + NS; k++) o[k] = FusedSumValue(acc[k]);
+    if (NS) o[0] = FusedNullSpaceFoldSquare(o[0], o + 3, ns->m);
+    const int verdict = PGMRESVerdict(state->conv, gs->its0, j, gs->restart, gs->breakdowntol, h, h_not_finite, o, &rnorm);
+    PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm, o + 3, NS ? ns->m : 0);
     if (verdict != PGMRES_GO_ON) cudaGraphSetConditional(handle, 0);
   }
 }
@@ -787,6 +819,7 @@ __device__ __forceinline__ void PGMRESBackSolveWarp(const double *R, int m, int 
   }
 }
 
+#if !FUSED_COMPENSATED /* the single-kernel loop sums without compensation (FusedStorePartials) */
 /* The end of a full cycle and the start of the next by the whole grid of
    the single kernel, as the host would make them: t = R^{-1} xi in every
    block (Rs, t: its shared memory), x += the correction on this thread's
@@ -814,13 +847,15 @@ __device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_
   FUSED_GRID_LOOP(i, n)
   {
     const double r = PGMRESStartRow(A, v, 0, i);
-    acc[0] += r * r;
+    FusedAddProduct(acc[0], r, r);
   }
   FusedStorePartials<1>(acc, part);
   grid.sync();
   (void)PGMRESSumPartials<4>(part, gridDim.x, 1, 0, sum);
   return sqrt(fabs(sum[0]));
 }
+
+#endif
 
 /* One thread records a cycle start made on the device: its residual norm
    in the history where the device goes on, or the hand-over to the host,
@@ -835,6 +870,7 @@ __device__ __forceinline__ void PGMRESRecordStart(PGMRESLoopState *gs, FusedLoop
   if (!host_looks) hist[its0] = rnorm0;
 }
 
+#if !FUSED_COMPENSATED
 /* The whole cycle in one cooperative kernel: every block sums the partials
    after each barrier and reaches the same verdict from the same sums. part:
    restart + 1 rows of product partials, then 3 of the orthogonalization's.
@@ -876,7 +912,8 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
        (10,000 rows 10.1 against 9.3 us, 262,144 rows 57.7 against 49.1),
        and so did either by the number of partials (10.7) */
     const int h_not_finite = PGMRESSumPartials<4>(part, G, j + 1, j, h);
-    double acc[3] = {0.0, 0.0, 0.0}, o[3], rnorm;
+    FusedSum acc[3] = {0.0, 0.0, 0.0};
+  double   o[3], rnorm;
     PGMRESOrthogPart<CYCLES>(A.n, v, j, h, acc, sV, R);
     FusedStorePartials<3>(acc, orth_part);
     grid.sync();
@@ -913,6 +950,8 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
   }
 }
 
+#endif
+
 /* The first cycle's start tested on the device (FusedConvergence.judge_first),
    between the loop's state going in and the loop: every block reads |r0|^2
    from the start's sums[0], sets the tolerances as KSPConvergedDefault
@@ -940,10 +979,12 @@ __global__ void PGMRESFirstStartKernel(int n, FusedPGMRESVecs v, PGMRESLoopState
 
 /* where the right-hand side's norm goes: after the orthogonalization's
    three sums and a null space's room */
+#if !FUSED_COMPENSATED /* the same in both builds */
 extern "C" int FusedPGMRESRhsSlot(FusedCUDA ctx)
 {
   return ctx->maxsums / 2 + 3 + FUSED_NULLSPACE_MAX;
 }
+#endif
 
 struct PGMRESFirstStartArgs {
   FusedPGMRESVecs  v;
@@ -986,14 +1027,16 @@ static int PGMRESBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditiona
   return FusedLaunchLoopKernel(ctx, orthog, go, args->smem, args->A, args->v, args->gs, args->base, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
 }
 
-extern "C" int FusedPGMRESPrepareLoop(FusedCUDA ctx, int restart)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESPrepareLoop)(FusedCUDA ctx, int restart)
 {
+  FUSED_COMPENSATED_TWIN(FusedPGMRESPrepareLoop, ctx, restart);
   if (restart < 1 || restart > FUSED_PGMRES_LOOP_MAX_RESTART) return FUSED_CUDA_OK; /* no device loop */
   return FusedCUDAEnsureMethodState(ctx, PGMRESLoopStateBytes(restart));
 }
 
-extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0_io, int single_kernel, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0_io, int single_kernel, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host)
 {
+  FUSED_COMPENSATED_TWIN(FusedPGMRESLoop, ctx, A, v, ns, restart, breakdowntol, conv, its0_io, single_kernel, R, xi, products, orth, steps, pending, start_on_host);
   const int       its0 = *its0_io;
   const int       base = ctx->maxsums / 2;
   const size_t    smem = sizeof(double) * ((size_t)restart + 1);
@@ -1025,6 +1068,9 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
   if (v->dblock)
     if (int err = PGMRESCheckBlocks(ctx, v)) return err;
   if (single_kernel) {
+#if FUSED_COMPENSATED
+    return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no compensated sums");
+#else
     FusedMatView     view = A->view;
     FusedPGMRESVecs  vecs = *v;
     PGMRESLoopState *gsd  = (PGMRESLoopState *)ctx->method_state;
@@ -1053,6 +1099,7 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
     FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_single));
     void *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist, &R};
     if (int err = FusedCUDARunSingleKernel(ctx, kernel, FUSED_BLOCK, ctx->n, restart + 4, smem_single, conv, its0, prologue, kargs, &part, &its)) return err;
+#endif
   } else {
     PGMRESLoopArgs args;
     memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
@@ -1085,7 +1132,10 @@ extern "C" int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVe
   return FUSED_CUDA_OK;
 }
 
+#if !FUSED_COMPENSATED /* the compensated kernels load at their first launch */
 extern "C" int FusedPGMRESLoadKernels(int device)
 {
   return FusedCUDALoadModuleOf(device, (const void *)PGMRESLongRowsKernel);
 }
+#endif
+FUSED_METHOD_NAMESPACE_END

@@ -30,6 +30,7 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Fus
       fused->halo_transport = FUSED_HALO_CUDA_AWARE_MPI;
     }
   }
+  PetscCall(PetscOptionsBool("-ksp_fused_compensated", "Compensated sums (Dot2: as if in twice the working precision, rounded once) in every reduction of the fused steps, for the last digits; slower", "KSPFusedSetCompensated", fused->compensated, &fused->compensated, NULL));
   PetscCheck(fused->single_kernel_rows >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_fused_single_kernel_rows %" PetscInt_FMT " must be non-negative", fused->single_kernel_rows);
   PetscOptionsHeadEnd();
   PetscFunctionReturn(0);
@@ -257,6 +258,7 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
     if (fused->pc_copies > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  the preconditioner copied between host and device %g times in its %" PetscInt_FMT " applications of the last solve: part of it runs on the host\n", (double)fused->pc_copies, fused->pc_applies));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  the preconditioner ran on the device: no host-device copies in its %" PetscInt_FMT " applications of the last solve\n", fused->pc_applies));
   }
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  sums of the reductions: %s\n", fused->compensated ? "compensated, each addition's and product's rounding error carried (Dot2; -ksp_fused_compensated)" : "plain double (-ksp_fused_compensated for compensated ones)"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  global reductions (MPI_Allreduce) in the last solve: %" PetscInt_FMT "\n", fused->nsync));
   PetscFunctionReturn(0);
 }
@@ -274,7 +276,52 @@ PETSC_INTERN PetscErrorCode KSPFusedReset(KSPFused *fused)
   PetscFunctionReturn(0);
 }
 
-/* One synchronization point: all partial sums of it in one MPI_Allreduce. */
+/* The ranks' sums added with compensation: an MPI operation on KSPFusedSum
+   pairs, made at the first need and freed at PetscFinalize() */
+static MPI_Datatype KSPFusedSumType = MPI_DATATYPE_NULL;
+static MPI_Op       KSPFusedSumOp   = MPI_OP_NULL;
+
+static void MPIAPI KSPFusedSumReduce(void *in, void *inout, PetscMPIInt *count, MPI_Datatype *type)
+{
+  const KSPFusedSum *a = (const KSPFusedSum *)in;
+  KSPFusedSum       *b = (KSPFusedSum *)inout;
+
+  (void)type;
+  for (PetscMPIInt i = 0; i < *count; i++) {
+    KSPFusedSumAdd(&b[i], PETSC_TRUE, a[i].s);
+    b[i].c += a[i].c;
+  }
+}
+
+static PetscErrorCode KSPFusedSumOpFree(void)
+{
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Op_free(&KSPFusedSumOp));
+  PetscCallMPI(MPI_Type_free(&KSPFusedSumType));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPFusedAllreduceCompensated(MPI_Comm comm, PetscMPIInt count, PetscScalar buf[])
+{
+  KSPFusedSum  stack[64], *pairs = stack;
+
+  PetscFunctionBegin;
+  if (KSPFusedSumOp == MPI_OP_NULL) {
+    PetscCallMPI(MPI_Type_contiguous(2, MPIU_SCALAR, &KSPFusedSumType));
+    PetscCallMPI(MPI_Type_commit(&KSPFusedSumType));
+    PetscCallMPI(MPI_Op_create(KSPFusedSumReduce, 1, &KSPFusedSumOp));
+    PetscCall(PetscRegisterFinalize(KSPFusedSumOpFree));
+  }
+  if (count > (PetscMPIInt)(sizeof(stack) / sizeof(stack[0]))) PetscCall(PetscMalloc1(count, &pairs));
+  for (PetscMPIInt i = 0; i < count; i++) pairs[i] = (KSPFusedSum){buf[i], 0.0};
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, pairs, count, KSPFusedSumType, KSPFusedSumOp, comm));
+  for (PetscMPIInt i = 0; i < count; i++) buf[i] = KSPFusedSumValue(pairs[i]);
+  if (pairs != stack) PetscCall(PetscFree(pairs));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* One synchronization point: all partial sums of it in one MPI_Allreduce
+   (with -ksp_fused_compensated, one that adds them with compensation) */
 PETSC_INTERN PetscErrorCode KSPFusedAllreduce(KSP ksp, KSPFused *fused, PetscInt n, PetscScalar buf[])
 {
   PetscMPIInt count;
@@ -282,7 +329,8 @@ PETSC_INTERN PetscErrorCode KSPFusedAllreduce(KSP ksp, KSPFused *fused, PetscInt
   PetscFunctionBegin;
   PetscCall(PetscMPIIntCast(n, &count));
   PetscCall(PetscLogEventBegin(KSP_Fused_Allreduce, ksp, 0, 0, 0));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, buf, count, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
+  if (fused->compensated) PetscCall(KSPFusedAllreduceCompensated(PetscObjectComm((PetscObject)ksp), count, buf));
+  else PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, buf, count, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
   PetscCall(PetscLogEventEnd(KSP_Fused_Allreduce, ksp, 0, 0, 0));
   fused->nsync++;
   PetscFunctionReturn(0);
@@ -395,6 +443,20 @@ static PetscErrorCode KSPFusedGetBackend_Fused(KSP ksp, KSPFusedBackend *backend
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode KSPFusedSetCompensated_Fused(KSP ksp, PetscBool compensated)
+{
+  PetscFunctionBegin;
+  ((KSPFused *)ksp->data)->compensated = compensated;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPFusedGetCompensated_Fused(KSP ksp, PetscBool *compensated)
+{
+  PetscFunctionBegin;
+  *compensated = ((KSPFused *)ksp->data)->compensated;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, const char *description)
 {
   PetscFunctionBegin;
@@ -412,6 +474,8 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackendUsed_C", KSPFusedGetBackendUsed_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceIterations_C", KSPFusedGetDeviceIterations_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopStarts_C", KSPFusedGetDeviceLoopStarts_Fused));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetCompensated_C", KSPFusedSetCompensated_Fused));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetCompensated_C", KSPFusedGetCompensated_Fused));
   PetscFunctionReturn(0);
 }
 
@@ -423,6 +487,8 @@ PETSC_INTERN PetscErrorCode KSPFusedDecomposeBackend(KSP ksp)
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackendUsed_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceIterations_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopStarts_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetCompensated_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetCompensated_C", NULL));
   PetscFunctionReturn(0);
 }
 
@@ -549,4 +615,56 @@ PetscErrorCode KSPFusedGetDeviceLoopStarts(KSP ksp, PetscInt *starts)
   PetscAssertPointer(starts, 2);
   PetscUseMethod(ksp, "KSPFusedGetDeviceLoopStarts_C", (KSP, PetscInt *), (ksp, starts));
   PetscFunctionReturn(0);
+}
+
+/*@
+   KSPFusedSetCompensated - Makes every reduction of a fused Krylov method's steps sum with compensation:
+   each addition's and each product's rounding error is carried beside the sum (TwoSum and TwoProduct, Ogita,
+   Rump and Oishi's Dot2), so that each dot product and norm is as accurate as in twice the working precision,
+   then rounded once; the ranks' sums are added the same way. For users who need the last digits (Jost et al.
+   2009); it costs time, and on the CUDA backend the device loop runs from a CUDA graph instead of the
+   single-kernel loop of small systems.
+
+   Logically Collective
+
+   Input Parameters:
++  ksp         - a `KSP` of type `KSPPCGFUSED`, `KSPPBCGSFUSED` or `KSPPGMRESFUSED`
+-  compensated - `PETSC_TRUE` for compensated sums
+
+   Options Database Key:
+.  -ksp_fused_compensated <bool> - compensated sums
+
+   Note:
+   Reductions made by PETSc itself (a preconditioner applied through `PCApply()`, a null space PETSc removes)
+   are PETSc's.
+
+   Level: advanced
+
+.seealso: `KSPFusedGetCompensated()`
+@*/
+PetscErrorCode KSPFusedSetCompensated(KSP ksp, PetscBool compensated)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscValidLogicalCollectiveBool(ksp, compensated, 2);
+  PetscTryMethod(ksp, "KSPFusedSetCompensated_C", (KSP, PetscBool), (ksp, compensated));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+   KSPFusedGetCompensated - Gets whether a fused Krylov method sums its reductions with compensation.
+
+   Not Collective
+
+   Level: advanced
+
+.seealso: `KSPFusedSetCompensated()`
+@*/
+PetscErrorCode KSPFusedGetCompensated(KSP ksp, PetscBool *compensated)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscAssertPointer(compensated, 2);
+  PetscUseMethod(ksp, "KSPFusedGetCompensated_C", (KSP, PetscBool *), (ksp, compensated));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }

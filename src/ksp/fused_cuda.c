@@ -347,6 +347,7 @@ static PetscErrorCode FusedBlockDiagonalToDevice(KSP ksp, KSPFused *fused, Petsc
    -ksp_fused_single_kernel_rows */
 static PetscInt KSPFusedSingleKernelRows(KSPFused *fused)
 {
+  if (fused->compensated) return 0; /* its sums are not compensated: the graph instead */
   if (!fused->single_kernel_rows_set && fused->single_kernel_rows_long >= 0 && fused->op.mat && FusedDevMatLongRows(fused->op.mat)) return PetscMin(fused->single_kernel_rows, fused->single_kernel_rows_long);
   return fused->single_kernel_rows;
 }
@@ -376,6 +377,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
     fused->dblock_device_state = 0;
     PetscCall(FusedDestroyWraps(fused)); /* over the vectors that went */
   }
+  PetscCallFusedCUDA(FusedCUDASetCompensated(fused->work.cuda, (int)fused->compensated));
   PetscCall(FusedBuildDeviceOperator(ksp, fused));
   if (fused->pcplace == KSP_FUSED_PC_JACOBI) {
     PetscObjectState state;
@@ -491,6 +493,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
     long_rows_graph      = (PetscBool)(n > most && n <= fused->single_kernel_rows);
   }
   if (fused->single_kernel) fused->loop_why = "on the device, in one cooperative kernel with grid barriers (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
+  else if (fused->compensated) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single-kernel loop has no compensated sums, -ksp_fused_compensated); the host looks only where the test stops it";
   else if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel has no point-block Jacobi); the host looks only where the test stops it";
   else if (fused->nullsp && fused->single_kernel_ns) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel removes a null space of one vector only); the host looks only where the test stops it";
   else if (fused->nullsp) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel removes no null space); the host looks only where the test stops it";

@@ -39,6 +39,7 @@ typedef struct {
   PetscInt           single_kernel_rows_long; /* the method's default where the operator has long rows (-1: the same) */
   PetscBool          single_kernel_rows_set;  /* the user gave single_kernel_rows: it holds for every operator */
   FusedHaloTransport halo_transport;     /* -ksp_fused_halo: how ghost values travel (auto: decided per operator) */
+  PetscBool          compensated;        /* -ksp_fused_compensated: every reduction's sums compensated (KSPFusedSum) */
   const char        *description;        /* the method in one line, for -ksp_view */
 
   /* where this solve runs, and why */
@@ -94,6 +95,41 @@ typedef struct {
   FusedNullSpace      ns;                /* its basis on the device (ns.m = 0: none) */
   PetscObjectId       ns_uploaded;       /* the null space whose vectors are on the device (0: none) */
 } KSPFused;
+
+/* A sum of the reference backend's reductions: plain, or with
+   -ksp_fused_compensated the rounding error of each addition and product
+   carried in c (TwoSum and TwoProduct: Ogita, Rump and Oishi's Dot2), as
+   the CUDA backend's FusedDD; the value is s + c. The plain path adds as
+   the loops always did. */
+typedef struct {
+  PetscScalar s, c;
+} KSPFusedSum;
+
+static inline void KSPFusedSumAdd(KSPFusedSum *a, PetscBool compensated, PetscScalar x)
+{
+  if (compensated) {
+    /* x read back from memory: a compiler that contracts may not fuse the
+       product x came from into the addition (TwoSum needs x rounded) */
+    const volatile PetscScalar xv = x;
+    const PetscScalar          s = a->s + xv, bb = s - a->s;
+    a->c += (a->s - (s - bb)) + (xv - bb);
+    a->s = s;
+  } else a->s += x;
+}
+
+static inline void KSPFusedSumAddProduct(KSPFusedSum *a, PetscBool compensated, PetscScalar x, PetscScalar y)
+{
+  if (compensated) {
+    const PetscScalar p = x * y;
+    KSPFusedSumAdd(a, PETSC_TRUE, p);
+    a->c += fma(x, y, -p); /* x y - p exactly */
+  } else a->s += x * y;
+}
+
+static inline PetscScalar KSPFusedSumValue(KSPFusedSum a)
+{
+  return a.s + a.c;
+}
 
 /* Reserved workspace vector: the inverse diagonal of fused Jacobi */
 #define FUSED_VEC_DINV 0

@@ -6,7 +6,8 @@ static PetscErrorCode PBCGSFusedRestart_Reference(KSP ksp, KSP_PBCGSFused *bcgs,
 {
   PetscInt           n, i;
   const PetscScalar *r;
-  PetscScalar       *rstar, *p, rr = 0.0;
+  PetscScalar       *rstar, *p;
+  KSPFusedSum        rr = {0.0, 0.0};
 
   PetscFunctionBegin;
   (void)ksp;
@@ -16,13 +17,13 @@ static PetscErrorCode PBCGSFusedRestart_Reference(KSP ksp, KSP_PBCGSFused *bcgs,
   PetscCall(VecGetArrayWrite(bcgs->p, &p));
   for (i = 0; i < n; i++) {
     rstar[i] = p[i] = r[i];
-    rr += r[i] * r[i];
+    KSPFusedSumAddProduct(&rr, bcgs->fused.compensated, r[i], r[i]);
   }
   PetscCall(VecRestoreArrayWrite(bcgs->p, &p));
   PetscCall(VecRestoreArrayWrite(bcgs->rstar, &rstar));
   PetscCall(VecRestoreArrayRead(bcgs->r, &r));
-  partial1[BCGS_RR]  = rr;
-  partial1[BCGS_RR0] = rr;
+  partial1[BCGS_RR]  = KSPFusedSumValue(rr);
+  partial1[BCGS_RR0] = partial1[BCGS_RR];
   PetscCall(PetscLogFlops(2.0 * n));
   PetscFunctionReturn(0);
 }
@@ -48,17 +49,17 @@ static PetscErrorCode PBCGSFusedProductP_Reference(KSP ksp, KSP_PBCGSFused *bcgs
 {
   PetscInt           n, i;
   const PetscScalar *v, *rstar;
-  PetscScalar        vr0 = 0.0;
+  KSPFusedSum        vr0 = {0.0, 0.0};
 
   PetscFunctionBegin;
   PetscCall(KSPFusedApplyOp_Reference(ksp, &bcgs->fused, bcgs->p, bcgs->v, bcgs->tmp));
   PetscCall(VecGetLocalSize(bcgs->v, &n));
   PetscCall(VecGetArrayRead(bcgs->v, &v));
   PetscCall(VecGetArrayRead(bcgs->rstar, &rstar));
-  for (i = 0; i < n; i++) vr0 += v[i] * rstar[i];
+  for (i = 0; i < n; i++) KSPFusedSumAddProduct(&vr0, bcgs->fused.compensated, v[i], rstar[i]);
   PetscCall(VecRestoreArrayRead(bcgs->rstar, &rstar));
   PetscCall(VecRestoreArrayRead(bcgs->v, &v));
-  partial1[BCGS_VR0] = vr0;
+  partial1[BCGS_VR0] = KSPFusedSumValue(vr0);
   PetscCall(PetscLogFlops(2.0 * n));
   PetscFunctionReturn(0);
 }
@@ -75,7 +76,8 @@ static PetscErrorCode PBCGSFusedProductS_Reference(KSP ksp, KSP_PBCGSFused *bcgs
 {
   PetscInt           n, i;
   const PetscScalar *s, *t, *rstar;
-  PetscScalar        tt = 0.0, ts = 0.0, tr0 = 0.0, sr0 = 0.0, ss = 0.0;
+  const PetscBool    comp = bcgs->fused.compensated;
+  KSPFusedSum        tt = {0.0, 0.0}, ts = {0.0, 0.0}, tr0 = {0.0, 0.0}, sr0 = {0.0, 0.0}, ss = {0.0, 0.0};
 
   PetscFunctionBegin;
   PetscCall(KSPFusedApplyOp_Reference(ksp, &bcgs->fused, bcgs->s, bcgs->t, bcgs->tmp));
@@ -84,20 +86,20 @@ static PetscErrorCode PBCGSFusedProductS_Reference(KSP ksp, KSP_PBCGSFused *bcgs
   PetscCall(VecGetArrayRead(bcgs->t, &t));
   PetscCall(VecGetArrayRead(bcgs->rstar, &rstar));
   for (i = 0; i < n; i++) {
-    tt += t[i] * t[i];
-    ts += t[i] * s[i];
-    tr0 += t[i] * rstar[i];
-    sr0 += s[i] * rstar[i];
-    ss += s[i] * s[i];
+    KSPFusedSumAddProduct(&tt, comp, t[i], t[i]);
+    KSPFusedSumAddProduct(&ts, comp, t[i], s[i]);
+    KSPFusedSumAddProduct(&tr0, comp, t[i], rstar[i]);
+    KSPFusedSumAddProduct(&sr0, comp, s[i], rstar[i]);
+    KSPFusedSumAddProduct(&ss, comp, s[i], s[i]);
   }
   PetscCall(VecRestoreArrayRead(bcgs->rstar, &rstar));
   PetscCall(VecRestoreArrayRead(bcgs->t, &t));
   PetscCall(VecRestoreArrayRead(bcgs->s, &s));
-  partial2[BCGS_TT]  = tt;
-  partial2[BCGS_TS]  = ts;
-  partial2[BCGS_TR0] = tr0;
-  partial2[BCGS_SR0] = sr0;
-  partial2[BCGS_SS]  = ss;
+  partial2[BCGS_TT]  = KSPFusedSumValue(tt);
+  partial2[BCGS_TS]  = KSPFusedSumValue(ts);
+  partial2[BCGS_TR0] = KSPFusedSumValue(tr0);
+  partial2[BCGS_SR0] = KSPFusedSumValue(sr0);
+  partial2[BCGS_SS]  = KSPFusedSumValue(ss);
   PetscCall(PetscLogFlops(10.0 * n));
   PetscFunctionReturn(0);
 }
@@ -106,7 +108,8 @@ static PetscErrorCode PBCGSFusedUpdateXRP_Reference(KSP ksp, KSP_PBCGSFused *bcg
 {
   PetscInt           n, i;
   const PetscScalar *s, *t, *v, *rstar;
-  PetscScalar       *x, *r, *p, rr = 0.0, rr0 = 0.0;
+  PetscScalar       *x, *r, *p;
+  KSPFusedSum        rr = {0.0, 0.0}, rr0 = {0.0, 0.0};
 
   PetscFunctionBegin;
   PetscCall(VecGetLocalSize(bcgs->r, &n));
@@ -121,8 +124,8 @@ static PetscErrorCode PBCGSFusedUpdateXRP_Reference(KSP ksp, KSP_PBCGSFused *bcg
     x[i] += alpha * p[i] + omega * s[i];
     r[i] = s[i] - omega * t[i];
     p[i] = r[i] + beta * (p[i] - omega * v[i]);
-    rr += r[i] * r[i];
-    rr0 += r[i] * rstar[i];
+    KSPFusedSumAddProduct(&rr, bcgs->fused.compensated, r[i], r[i]);
+    KSPFusedSumAddProduct(&rr0, bcgs->fused.compensated, r[i], rstar[i]);
   }
   PetscCall(VecRestoreArrayRead(bcgs->rstar, &rstar));
   PetscCall(VecRestoreArrayRead(bcgs->v, &v));
@@ -131,8 +134,8 @@ static PetscErrorCode PBCGSFusedUpdateXRP_Reference(KSP ksp, KSP_PBCGSFused *bcg
   PetscCall(VecRestoreArray(bcgs->p, &p));
   PetscCall(VecRestoreArray(bcgs->r, &r));
   PetscCall(VecRestoreArray(ksp->vec_sol, &x));
-  partial1[BCGS_RR]  = rr;
-  partial1[BCGS_RR0] = rr0;
+  partial1[BCGS_RR]  = KSPFusedSumValue(rr);
+  partial1[BCGS_RR0] = KSPFusedSumValue(rr0);
   PetscCall(PetscLogFlops(14.0 * n));
   PetscFunctionReturn(0);
 }

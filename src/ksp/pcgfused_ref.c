@@ -29,7 +29,8 @@ static PetscErrorCode PCGFusedStart_Reference(KSP ksp, KSP_PCGFused *cg, PetscSc
   Mat                Amat;
   PetscInt           n, i;
   const PetscScalar *r, *d = NULL, *zh = NULL;
-  PetscScalar       *p, rz = 0.0, nn = 0.0;
+  PetscScalar       *p;
+  KSPFusedSum        rz = {0.0, 0.0}, nn = {0.0, 0.0};
 
   PetscFunctionBegin;
   PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
@@ -49,15 +50,15 @@ static PetscErrorCode PCGFusedStart_Reference(KSP ksp, KSP_PCGFused *cg, PetscSc
   for (i = 0; i < n; i++) {
     const PetscScalar z = zh ? zh[i] : PCGPreconditioned(fused, d, r, i);
     p[i] = z;
-    rz += r[i] * z;
-    nn += PCGNormTerm(ksp->normtype, r[i], z);
+    KSPFusedSumAddProduct(&rz, fused->compensated, r[i], z);
+    KSPFusedSumAdd(&nn, fused->compensated, PCGNormTerm(ksp->normtype, r[i], z));
   }
   if (d) PetscCall(VecRestoreArrayRead(fused->dinv, &d));
   if (zh) PetscCall(VecRestoreArrayRead(cg->z, &zh));
   PetscCall(VecRestoreArrayWrite(cg->p, &p));
   PetscCall(VecRestoreArrayRead(cg->r, &r));
-  partial[PCG_RZ]   = rz;
-  partial[PCG_NORM] = nn;
+  partial[PCG_RZ]   = KSPFusedSumValue(rz);
+  partial[PCG_NORM] = KSPFusedSumValue(nn);
   PetscCall(PetscLogFlops(5.0 * n));
   PetscFunctionReturn(0);
 }
@@ -67,7 +68,8 @@ static PetscErrorCode PCGFusedUpdate_Reference(KSP ksp, KSP_PCGFused *cg, PetscS
   KSPFused          *fused = &cg->fused;
   PetscInt           n, i;
   const PetscScalar *y, *d = NULL, *w = NULL;
-  PetscScalar       *x, *r, *p, *zh = NULL, rz = 0.0, nn = 0.0;
+  PetscScalar       *x, *r, *p, *zh = NULL;
+  KSPFusedSum        rz = {0.0, 0.0}, nn = {0.0, 0.0};
   const PetscInt     bs = fused->pcplace == KSP_FUSED_PC_PBJACOBI ? fused->dblock_bs : 1;
 
   PetscFunctionBegin;
@@ -93,8 +95,8 @@ static PetscErrorCode PCGFusedUpdate_Reference(KSP ksp, KSP_PCGFused *cg, PetscS
       if (zh) z = zh[i] = zh[i] - alpha * w[i];
       else z = PCGPreconditioned(fused, d, r, i);
       p[i] = z + beta * p[i];
-      rz += r[i] * z;
-      nn += PCGNormTerm(ksp->normtype, r[i], z);
+      KSPFusedSumAddProduct(&rz, fused->compensated, r[i], z);
+      KSPFusedSumAdd(&nn, fused->compensated, PCGNormTerm(ksp->normtype, r[i], z));
     }
   }
   if (zh) {
@@ -106,8 +108,8 @@ static PetscErrorCode PCGFusedUpdate_Reference(KSP ksp, KSP_PCGFused *cg, PetscS
   PetscCall(VecRestoreArray(cg->p, &p));
   PetscCall(VecRestoreArray(cg->r, &r));
   PetscCall(VecRestoreArray(ksp->vec_sol, &x));
-  partial[PCG_RZ]   = rz;
-  partial[PCG_NORM] = nn;
+  partial[PCG_RZ]   = KSPFusedSumValue(rz);
+  partial[PCG_NORM] = KSPFusedSumValue(nn);
   PetscCall(PetscLogFlops(10.0 * n));
   PetscFunctionReturn(0);
 }
@@ -118,7 +120,7 @@ static PetscErrorCode PCGFusedProduct_Reference(KSP ksp, KSP_PCGFused *cg, Petsc
   Mat                Amat;
   PetscInt           n, i;
   const PetscScalar *p, *y, *r, *d = NULL, *w = NULL, *zh = NULL;
-  PetscScalar        py = 0.0, yw = 0.0, yz = 0.0;
+  KSPFusedSum        py = {0.0, 0.0}, yw = {0.0, 0.0}, yz = {0.0, 0.0};
 
   PetscFunctionBegin;
   PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
@@ -136,9 +138,9 @@ static PetscErrorCode PCGFusedProduct_Reference(KSP ksp, KSP_PCGFused *cg, Petsc
   for (i = 0; i < n; i++) {
     const PetscScalar wi = w ? w[i] : PCGPreconditioned(fused, d, y, i);
     const PetscScalar zi = zh ? zh[i] : PCGPreconditioned(fused, d, r, i);
-    py += p[i] * y[i];
-    yw += y[i] * wi;
-    yz += y[i] * zi;
+    KSPFusedSumAddProduct(&py, fused->compensated, p[i], y[i]);
+    KSPFusedSumAddProduct(&yw, fused->compensated, y[i], wi);
+    KSPFusedSumAddProduct(&yz, fused->compensated, y[i], zi);
   }
   if (w) {
     PetscCall(VecRestoreArrayRead(cg->w, &w));
@@ -148,9 +150,9 @@ static PetscErrorCode PCGFusedProduct_Reference(KSP ksp, KSP_PCGFused *cg, Petsc
   PetscCall(VecRestoreArrayRead(cg->r, &r));
   PetscCall(VecRestoreArrayRead(cg->y, &y));
   PetscCall(VecRestoreArrayRead(cg->p, &p));
-  partial[PCG_PY] = py;
-  partial[PCG_YW] = yw;
-  partial[PCG_YZ] = yz;
+  partial[PCG_PY] = KSPFusedSumValue(py);
+  partial[PCG_YW] = KSPFusedSumValue(yw);
+  partial[PCG_YZ] = KSPFusedSumValue(yz);
   PetscCall(PetscLogFlops(7.0 * n));
   PetscFunctionReturn(0);
 }

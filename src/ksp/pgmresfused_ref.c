@@ -7,7 +7,7 @@ static PetscErrorCode PGMRESFusedStart_Reference(KSP ksp, KSP_PGMRESFused *gm, P
   Mat                Amat;
   PetscInt           n, i;
   const PetscScalar *r;
-  PetscScalar        rr = 0.0;
+  KSPFusedSum        rr = {0.0, 0.0};
 
   PetscFunctionBegin;
   PetscCall(PCGetOperators(ksp->pc, &Amat, NULL));
@@ -20,9 +20,9 @@ static PetscErrorCode PGMRESFusedStart_Reference(KSP ksp, KSP_PGMRESFused *gm, P
   else PetscCall(VecCopy(gm->tmp, gm->r));
   PetscCall(VecGetLocalSize(gm->r, &n));
   PetscCall(VecGetArrayRead(gm->r, &r));
-  for (i = 0; i < n; i++) rr += r[i] * r[i];
+  for (i = 0; i < n; i++) KSPFusedSumAddProduct(&rr, gm->fused.compensated, r[i], r[i]);
   PetscCall(VecRestoreArrayRead(gm->r, &r));
-  partial[0] = rr;
+  partial[0] = KSPFusedSumValue(rr);
   PetscCall(PetscLogFlops(2.0 * n));
   PetscFunctionReturn(0);
 }
@@ -43,7 +43,8 @@ static PetscErrorCode PGMRESFusedMDot_Reference(KSP ksp, KSP_PGMRESFused *gm, Pe
 {
   PetscInt           n, i, l;
   const PetscScalar *w, *v[4];
-  PetscScalar        ww = 0.0;
+  const PetscBool    comp = gm->fused.compensated;
+  KSPFusedSum        ww   = {0.0, 0.0};
 
   PetscFunctionBegin;
   (void)ksp;
@@ -51,26 +52,26 @@ static PetscErrorCode PGMRESFusedMDot_Reference(KSP ksp, KSP_PGMRESFused *gm, Pe
   PetscCall(VecGetArrayRead(gm->w, &w));
   for (l = 0; l < j; l += 4) {
     const PetscInt m = PetscMin(4, j - l);
-    PetscScalar    s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    KSPFusedSum    s0 = {0.0, 0.0}, s1 = {0.0, 0.0}, s2 = {0.0, 0.0}, s3 = {0.0, 0.0};
     PetscInt       q;
 
     for (q = 0; q < m; q++) PetscCall(VecGetArrayRead(gm->V[l + q], &v[q]));
     for (q = m; q < 4; q++) v[q] = v[0]; /* read, never summed */
     for (i = 0; i < n; i++) {
       const PetscScalar wi = w[i];
-      s0 += v[0][i] * wi;
-      s1 += v[1][i] * wi;
-      s2 += v[2][i] * wi;
-      s3 += v[3][i] * wi;
+      KSPFusedSumAddProduct(&s0, comp, v[0][i], wi);
+      KSPFusedSumAddProduct(&s1, comp, v[1][i], wi);
+      KSPFusedSumAddProduct(&s2, comp, v[2][i], wi);
+      KSPFusedSumAddProduct(&s3, comp, v[3][i], wi);
     }
-    partial[l] = s0;
-    if (m > 1) partial[l + 1] = s1;
-    if (m > 2) partial[l + 2] = s2;
-    if (m > 3) partial[l + 3] = s3;
+    partial[l] = KSPFusedSumValue(s0);
+    if (m > 1) partial[l + 1] = KSPFusedSumValue(s1);
+    if (m > 2) partial[l + 2] = KSPFusedSumValue(s2);
+    if (m > 3) partial[l + 3] = KSPFusedSumValue(s3);
     for (q = 0; q < m; q++) PetscCall(VecRestoreArrayRead(gm->V[l + q], &v[q]));
   }
-  for (i = 0; i < n; i++) ww += w[i] * w[i];
-  partial[j] = ww;
+  for (i = 0; i < n; i++) KSPFusedSumAddProduct(&ww, comp, w[i], w[i]);
+  partial[j] = KSPFusedSumValue(ww);
   PetscCall(VecRestoreArrayRead(gm->w, &w));
   PetscCall(PetscLogFlops(2.0 * n * (j + 1)));
   PetscFunctionReturn(0);
@@ -81,7 +82,9 @@ static PetscErrorCode PGMRESFusedOrthog_Reference(KSP ksp, KSP_PGMRESFused *gm, 
 {
   PetscInt           n, i, l;
   const PetscScalar *r, *v[4];
-  PetscScalar       *w, ww = 0.0, wr = 0.0, rr = 0.0;
+  PetscScalar       *w;
+  const PetscBool    comp = gm->fused.compensated;
+  KSPFusedSum        ww = {0.0, 0.0}, wr = {0.0, 0.0}, rr = {0.0, 0.0};
 
   PetscFunctionBegin;
   (void)ksp;
@@ -103,15 +106,15 @@ static PetscErrorCode PGMRESFusedOrthog_Reference(KSP ksp, KSP_PGMRESFused *gm, 
   }
   PetscCall(VecGetArrayRead(gm->r, &r));
   for (i = 0; i < n; i++) {
-    ww += w[i] * w[i];
-    wr += w[i] * r[i];
-    rr += r[i] * r[i];
+    KSPFusedSumAddProduct(&ww, comp, w[i], w[i]);
+    KSPFusedSumAddProduct(&wr, comp, w[i], r[i]);
+    KSPFusedSumAddProduct(&rr, comp, r[i], r[i]);
   }
   PetscCall(VecRestoreArrayRead(gm->r, &r));
   PetscCall(VecRestoreArray(gm->w, &w));
-  partial[GMRES_WW] = ww;
-  partial[GMRES_WR] = wr;
-  partial[GMRES_RR] = rr;
+  partial[GMRES_WW] = KSPFusedSumValue(ww);
+  partial[GMRES_WR] = KSPFusedSumValue(wr);
+  partial[GMRES_RR] = KSPFusedSumValue(rr);
   PetscCall(PetscLogFlops(2.0 * n * (j + 3)));
   PetscFunctionReturn(0);
 }
