@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(BLOCK, 1) ByWarpKernel(double *part, int iters
     NextValues(sums, acc);
     FusedStorePartials<K, BLOCK>(acc, p);
     grid.sync();
-    FusedSumPartialsByWarp<K, LOADS>(p, G, sums);
+    FusedSumPartialsByWarp<K, double, LOADS>(p, G, sums);
   }
   KeepSums(sums, out);
 }

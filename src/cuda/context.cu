@@ -631,7 +631,7 @@ int FusedCUDAPrepareLoop(FusedCUDA ctx, int max_it, int nspare)
        at most 2048 threads per multiprocessor */
     const int grid = ctx->sms * (2048 / FUSED_BLOCK);
     if (int err = FusedCUDAEnsureLoopVectors(ctx, nspare, &spare)) return err;
-    if (int err = FusedGrowBuffer(ctx, &ctx->loop_partials, &ctx->loop_partials_len, (size_t)2 * ctx->maxsums * grid, "the partial sums of the single-kernel loop")) return err;
+    if (int err = FusedGrowBuffer(ctx, &ctx->loop_partials, &ctx->loop_partials_len, (size_t)2 * ctx->maxsums * grid * (ctx->compensated ? 2 : 1), "the partial sums of the single-kernel loop")) return err;
   }
   return FUSED_CUDA_OK;
 }
@@ -654,7 +654,7 @@ int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int t
   most = per_sm * ctx->sms;
   grid = need < 1 ? 1 : (need < most ? need : most);
   if (grid < 1) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the single-kernel loop does not fit on the device");
-  len = (size_t)2 * nsums * grid;
+  len = (size_t)2 * nsums * grid * (ctx->compensated ? 2 : 1); /* a compensated sum's partial is two doubles */
   if (int err = FusedGrowBuffer(ctx, &ctx->loop_partials, &ctx->loop_partials_len, len, "the partial sums of the single-kernel loop")) return err;
   *partials = ctx->loop_partials;
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;

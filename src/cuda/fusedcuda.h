@@ -25,11 +25,12 @@ int FusedCUDAMemoryInfo(int device, size_t *free_bytes, size_t *total_bytes, cha
 
 /* Every kernel of the common modules (workspace, operator, halo) or of a
    method's, loaded on device now rather than at its first launch; once a
-   process (src/cuda/modules.cu) */
+   process (src/cuda/modules.cu); a method's kernels with compensated sums
+   (FusedCUDASetCompensated()) are a module of their own */
 int FusedCUDALoadCommonKernels(int device);
-int FusedPCGLoadKernels(int device);
-int FusedPBCGSLoadKernels(int device);
-int FusedPGMRESLoadKernels(int device);
+int FusedPCGLoadKernels(int device, int compensated);
+int FusedPBCGSLoadKernels(int device, int compensated);
+int FusedPGMRESLoadKernels(int device, int compensated);
 
 /* measured device-to-device copy bandwidth, bytes read + written per second */
 int FusedCUDACopyBandwidth(int device, size_t bytes, int reps, double *bytes_per_s);
@@ -123,9 +124,8 @@ int     FusedCUDARhsNorm(FusedCUDA ctx, const double *b, const double *d, int no
 /* the sums the last queued posting kernel writes to pinned memory: waits for them there */
 int     FusedCUDAGetPostedSums(FusedCUDA ctx, int count, double *host);
 int     FusedCUDASynchronize(FusedCUDA ctx);
-/* 1: the methods' steps and loops sum with compensation (Dot2/Sum2, see
-   FusedDD in fusedcuda_impl.cuh), from the next step queued; there is no
-   single-kernel loop then (FUSED_CUDA_ERR_ARG) */
+/* 1: the methods' steps and loops sum with compensation (Dot2, see
+   FusedDD in fusedcuda_impl.cuh), from the next step queued */
 int     FusedCUDASetCompensated(FusedCUDA ctx, int on);
 
 /* What the device loop needs of KSPConvergedDefault after iteration 0 */

@@ -576,8 +576,8 @@ __device__ __forceinline__ void FusedPartialPut(double *part, size_t i, const Fu
   part[2 * i]     = v.s;
   part[2 * i + 1] = v.c;
 }
-template <class T>
-__device__ __forceinline__ T FusedPartialGet(const double *part, size_t i)
+template <class T, class I>
+__device__ __forceinline__ T FusedPartialGet(const double *part, I i)
 {
   if constexpr (std::is_same<T, FusedDD>::value) return FusedDD{__ldcg(&part[2 * i]), __ldcg(&part[2 * i + 1])};
   else return __ldcg(&part[i]);
@@ -588,6 +588,9 @@ __host__ __device__ constexpr int FusedPartialWidth()
 {
   return (int)(sizeof(T) / sizeof(double));
 }
+/* doubles per partial sum of this build's FusedSum: the single-kernel
+   loops' offsets into their partials count in these */
+#define FUSED_SUM_WIDTH FusedPartialWidth<FusedSum>()
 
 template <class T>
 __device__ __forceinline__ T FusedWarpSum(T v)
@@ -825,13 +828,13 @@ __device__ __forceinline__ T FusedSumOfWarps(const T *w)
    block barrier; for blocks of FUSED_BLOCK threads as FusedBlockSum adds
    them. Two calls with the same K need a barrier between them (the loops'
    grid barriers): warp_sums[] is rewritten. */
-template <int K, int BLOCK = FUSED_BLOCK>
-__device__ __forceinline__ void FusedStorePartials(double (&v)[K], double *part)
+template <int K, int BLOCK = FUSED_BLOCK, class T>
+__device__ __forceinline__ void FusedStorePartials(T (&v)[K], double *part)
 {
   static_assert(K <= BLOCK, "one thread per sum");
-  __shared__ double warp_sums[K][BLOCK / 32];
+  __shared__ T warp_sums[K][BLOCK / 32];
   FusedWarpSumsToShared<K, BLOCK>(v, warp_sums);
-  if ((int)threadIdx.x < K) part[(size_t)threadIdx.x * gridDim.x + blockIdx.x] = FusedSumOfWarps<BLOCK / 32>(warp_sums[threadIdx.x]);
+  if ((int)threadIdx.x < K) FusedPartialPut(part, (size_t)threadIdx.x * gridDim.x + blockIdx.x, FusedSumOfWarps<BLOCK / 32>(warp_sums[threadIdx.x]));
 }
 
 /* The single-kernel loops' sums after a grid barrier: every thread of
@@ -843,21 +846,21 @@ __device__ __forceinline__ void FusedStorePartials(double (&v)[K], double *part)
    second stage: on 264 blocks a barrier and its 5 sums took 3.00-3.02 us
    against 2.57-2.58; H100, examples/grid_sums.cu.) K warps. Two calls
    with the same K need a barrier between them: result[] is rewritten. */
-template <int K, int LOADS = FUSED_SINGLE_LOADS>
+template <int K, class T = double, int LOADS = FUSED_SINGLE_LOADS>
 __device__ __forceinline__ void FusedSumPartialsByWarp(const double *part, int G, double (&out)[K])
 {
   __shared__ double result[K];
   const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (warp < K) {
-    const double *mine = part + (size_t)warp * G;
-    double        loaded[LOADS], v = 0.0;
+    const double *mine = part + (size_t)warp * G * FusedPartialWidth<T>();
+    T             loaded[LOADS], v = T{};
 #pragma unroll
-    for (int j = 0; j < LOADS; j++) loaded[j] = lane + 32 * j < G ? __ldcg(&mine[lane + 32 * j]) : 0.0;
+    for (int j = 0; j < LOADS; j++) loaded[j] = lane + 32 * j < G ? FusedPartialGet<T>(mine, lane + 32 * j) : T{};
 #pragma unroll
     for (int j = 0; j < LOADS; j++) v += loaded[j];
-    for (int b = lane + 32 * LOADS; b < G; b += 32) v += __ldcg(&mine[b]); /* more blocks than the caller planned for */
+    for (int b = lane + 32 * LOADS; b < G; b += 32) v += FusedPartialGet<T>(mine, b); /* more blocks than the caller planned for */
     v = FusedWarpSum(v);
-    if (lane == 0) result[warp] = v;
+    if (lane == 0) result[warp] = FusedSumValue(v);
   }
   __syncthreads();
 #pragma unroll

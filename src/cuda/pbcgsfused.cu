@@ -7,6 +7,7 @@
 
 /* the entry points of the compensated build of this file (FUSED_COMPENSATED) */
 #if !FUSED_COMPENSATED
+FUSED_TWIN_DECL(FusedPBCGSLoadKernels);
 FUSED_TWIN_DECL(FusedPBCGSStart);
 FUSED_TWIN_DECL(FusedPBCGSSumsP);
 FUSED_TWIN_DECL(FusedPBCGSSumsS);
@@ -476,7 +477,6 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PBCGSProductSBlockKernel(FusedMat
   PBCGSProductSReduce(acc, partials, sums, ticket, state, handle);
 }
 
-#if !FUSED_COMPENSATED /* the single-kernel loop sums without compensation (FusedSumPartialsByWarp) */
 /* The tests of a single-kernel loop: where it begins with the start
    (judge_first), ttol and dtol from the start's RR. Not inlined: it runs
    once, and inlined it made the kernel spill more (512 threads: 80 bytes
@@ -512,25 +512,25 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
   double *p_last = v.p, *v_last = v.v, *p_next = spare, *v_next = spare + A.n;
 
   { /* v = B A p of iteration first + 1 from the p the host left */
-    double vr0[1] = {0.0};
+    FusedSum vr0[1] = {};
     if (A.lrows.nchunks) { /* the long rows' rest first: the products read it */
       FusedLongRowsOf(A, FusedStored{v.p});
       grid.sync();
     }
     FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow(A, v, i, vr0[0]);
-    FusedStorePartials<1, BLOCK>(vr0, part + (size_t)((first + 1) & 1) * NSUMS * G + VR0 * G);
+    FusedStorePartials<1, BLOCK>(vr0, part + ((size_t)((first + 1) & 1) * NSUMS * G + VR0 * G) * FUSED_SUM_WIDTH);
     grid.sync();
   }
   for (int it = first + 1;; it++) {
-    double   *part_it = part + (size_t)(it & 1) * NSUMS * G, *part_next = part + (size_t)((it + 1) & 1) * NSUMS * G;
+    double   *part_it = part + (size_t)(it & 1) * NSUMS * G * FUSED_SUM_WIDTH, *part_next = part + (size_t)((it + 1) & 1) * NSUMS * G * FUSED_SUM_WIDTH;
     double    s1[3]; /* RR, RR0, VR0 */
     if (it == first + 1) { /* the host's update left RR and RR0 in sums[] */
       double vr0[1];
-      FusedSumPartialsByWarp<1>(part_it + VR0 * G, G, vr0);
+      FusedSumPartialsByWarp<1, FusedSum>(part_it + VR0 * G * FUSED_SUM_WIDTH, G, vr0);
       s1[0] = sums[RR];
       s1[1] = sums[RR0];
       s1[2] = vr0[0];
-    } else FusedSumPartialsByWarp<3>(part_it + RR * G, G, s1);
+    } else FusedSumPartialsByWarp<3, FusedSum>(part_it + RR * G * FUSED_SUM_WIDTH, G, s1);
     const double rho = s1[1], vr0 = s1[2], rnorm = sqrt(fabs(s1[0]));
     bool         stop  = FusedMustStop(conv, it, rnorm) || !isfinite(rho) || !isfinite(vr0) || rho == 0.0 || vr0 == 0.0;
     const double alpha = stop ? 0.0 : rho / vr0;
@@ -539,7 +539,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
     if (!stop) {
       /* s = r - alpha v, t = B A s; TT, TS, TR0, SR0, SS */
       const PBCGSNextS next_s = {v.r, v_last, alpha};
-      double           acc[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+      FusedSum         acc[5] = {};
       if (A.lrows.nchunks) {
         FusedLongRowsOf(A, next_s);
         grid.sync();
@@ -547,10 +547,10 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
       if constexpr (GROUPS) {
         FusedRowsInGroups<BLOCK>(A, next_s, lanes, [&](int i, double t) { PBCGSStoreSRow(v, v.s, i, next_s(i), t, v.d ? v.d[i] : 1.0, v.rstar[i], acc); });
       } else FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, next_s, v.s, i, acc);
-      FusedStorePartials<5, BLOCK>(acc, part_it + TT * G);
+      FusedStorePartials<5, BLOCK>(acc, part_it + TT * G * FUSED_SUM_WIDTH);
       grid.sync();
       double s2[5];
-      FusedSumPartialsByWarp<5>(part_it + TT * G, G, s2);
+      FusedSumPartialsByWarp<5, FusedSum>(part_it + TT * G * FUSED_SUM_WIDTH, G, s2);
       /* at a breakdown the host redoes this iteration from product_p and sees it itself */
       stop = PBCGSOmegaBeta(s2, rho, alpha, &omega, &beta);
     }
@@ -571,7 +571,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
 
     /* x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v), v = B A p; RR, RR0, VR0 of it + 1 */
     const PBCGSNextP next_p = {v.s, v.t, p_last, v_last, omega, beta};
-    double           acc[3] = {0.0, 0.0, 0.0};
+    FusedSum         acc[3] = {};
     if (A.lrows.nchunks) {
       FusedLongRowsOf(A, next_p);
       grid.sync();
@@ -605,14 +605,13 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
       v_next[i] = y;
       FusedAddProduct(acc[2], y, r0);
     }
-    FusedStorePartials<3, BLOCK>(acc, part_next + RR * G);
+    FusedStorePartials<3, BLOCK>(acc, part_next + RR * G * FUSED_SUM_WIDTH);
     grid.sync();
     FusedSwap(p_last, p_next);
     FusedSwap(v_last, v_next);
   }
 }
 
-#endif
 
 extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSStart)(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, int guess_zero)
 {
@@ -922,9 +921,6 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSLoop)(FusedCUDA ctx, FusedDevMat A, 
   PBCGSLoopArgs args;
   if (ctx->maxsums < NSUMS) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "pbcgsfused needs %d sums in the workspace, it has %d", NSUMS, ctx->maxsums);
   if (single_kernel) {
-#if FUSED_COMPENSATED
-    return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no compensated sums");
-#else
     if (v->dblock) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no point-block Jacobi (its products form the s and p of the rows they read, which would need their blocks)");
     FusedMatView view = A->view;
     FusedPBCGSVecs vecs = *v;
@@ -938,7 +934,6 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSLoop)(FusedCUDA ctx, FusedDevMat A, 
     if (lanes > 1) kernel = block == FUSED_BLOCK ? (const void *)PBCGSSingleKernel<FUSED_BLOCK, true> : (const void *)PBCGSSingleKernel<FUSED_WIDE_BLOCK, true>;
     else kernel = block == FUSED_BLOCK ? (const void *)PBCGSSingleKernel<FUSED_BLOCK> : (const void *)PBCGSSingleKernel<FUSED_WIDE_BLOCK>;
     return FusedCUDARunSingleKernel(ctx, kernel, block, (int)threads, NSUMS, 0, conv, it0, NULL, kargs, &part, its);
-#endif
   }
   memset(&args, 0, sizeof(args));
   args.A = A->view;
@@ -946,10 +941,12 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSLoop)(FusedCUDA ctx, FusedDevMat A, 
   return FusedCUDARunLoop(ctx, &args, sizeof(args), PBCGSBuildLoop, conv, it0, NULL, its);
 }
 
-#if !FUSED_COMPENSATED /* the compensated kernels load at their first launch */
-extern "C" int FusedPBCGSLoadKernels(int device)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSLoadKernels)(int device, int compensated)
 {
+#if !FUSED_COMPENSATED
+  if (compensated) return FusedPBCGSLoadKernels_Compensated(device, compensated);
+#endif
+  (void)compensated;
   return FusedCUDALoadModuleOf(device, (const void *)PBCGSUpdateSKernel);
 }
-#endif
 FUSED_METHOD_NAMESPACE_END

@@ -8,6 +8,7 @@
 
 /* the entry points of the compensated build of this file (FUSED_COMPENSATED) */
 #if !FUSED_COMPENSATED
+FUSED_TWIN_DECL(FusedPCGLoadKernels);
 FUSED_TWIN_DECL(FusedPCGStart);
 FUSED_TWIN_DECL(FusedPCGStartProject);
 FUSED_TWIN_DECL(FusedPCGStartPreconditioned);
@@ -546,7 +547,6 @@ __global__ void PCGGhostNullKernel(int nbound, const int *brow, const int *bptr,
 /* a null-space kernel for v's basis: M = 1 where it is one vector */
 #define PCG_NULL_KERNEL(kernel, v) ((v).ns.m == 1 ? kernel<1> : kernel<NSMAX>)
 
-#if !FUSED_COMPENSATED /* the single-kernel loop sums without compensation (FusedSumPartialsByWarp) */
 /* The tests of a single-kernel loop: ttol and dtol from the first sums
    where the first iteration is untested. Not inlined: it runs once, and
    inlined it made the kernel spill (512 threads with long rows and Jacobi:
@@ -594,7 +594,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
     double s[K];
     if (it == first) { /* the host-driven steps left iteration it0's sums in sums[] */
       for (int k = 0; k < K; k++) s[k] = sums[PCGSingleSlot(k)];
-    } else FusedSumPartialsByWarp<K>(part + (size_t)(it & 1) * K * G, G, s);
+    } else FusedSumPartialsByWarp<K, FusedSum>(part + (size_t)(it & 1) * K * G * FUSED_SUM_WIDTH, G, s);
     const double rz = s[RZ], py = s[PY];
     double       yw = s[YW], yz = s[YZ];
     if constexpr (NULLSPACE) FusedPCGNullSpaceFold(s, 1, 1, &yw, &yz);
@@ -625,7 +625,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
     const double                     alpha = rz / py, beta = PCGBeta(rz, alpha, yw, yz);
     const double                     coef  = NULLSPACE ? FusedPCGNullSpaceCoef(s, 1, 0, alpha) : 0.0;
     const PCGNext<JACOBI, NULLSPACE> next  = {r_last, y_last, p_last, v.d, alpha, beta, v.ns.cnst, coef, v.ns.vecs};
-    double                           acc[K] = {};
+    FusedSum                         acc[K] = {};
     if constexpr (LONG_ROWS) { /* the long rows' rest first: the product below reads it */
       /* batched: arrow of 10^5 rows 13.5-14.4 -> 12.7 us per iteration, memplus 11.3-11.7 -> 10.5-10.9 (H100) */
       FusedLongRowsOf<FUSED_LONG_BATCH>(A, next);
@@ -650,7 +650,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
     else {
       FUSED_GRID_LOOP(i, A.n) row(i, FusedRowProductOf<PCGNext<JACOBI, NULLSPACE>, LONG_ROWS>(A, next, i));
     }
-    FusedStorePartials<K, BLOCK>(acc, part + (size_t)((it + 1) & 1) * K * G);
+    FusedStorePartials<K, BLOCK>(acc, part + (size_t)((it + 1) & 1) * K * G * FUSED_SUM_WIDTH);
     grid.sync(); /* the partials complete before the next iteration sums them */
     FusedSwap(r_last, r_next);
     FusedSwap(p_last, p_next);
@@ -665,7 +665,6 @@ static const void *PCGSingleKernelFor(int block, bool jacobi)
   if (block == FUSED_BLOCK) return jacobi ? (const void *)PCGSingleKernel<true, FUSED_BLOCK, LONG_ROWS, NULLSPACE, GROUPS> : (const void *)PCGSingleKernel<false, FUSED_BLOCK, LONG_ROWS, NULLSPACE, GROUPS>;
   return jacobi ? (const void *)PCGSingleKernel<true, FUSED_WIDE_BLOCK, LONG_ROWS, NULLSPACE, GROUPS> : (const void *)PCGSingleKernel<false, FUSED_WIDE_BLOCK, LONG_ROWS, NULLSPACE, GROUPS>;
 }
-#endif
 
 extern "C" int FUSED_METHOD_ENTRY(FusedPCGStart)(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero)
 {
@@ -813,9 +812,6 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPCGLoop)(FusedCUDA ctx, FusedDevMat A, co
   FUSED_COMPENSATED_TWIN(FusedPCGLoop, ctx, A, v, conv, it0, single_kernel, its);
   PCGLoopArgs args;
   if (single_kernel) {
-#if FUSED_COMPENSATED
-    return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no compensated sums");
-#else
     if (v->ns.m > 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop removes a null space of one vector, not %d", v->ns.m);
     if (v->dblock) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no point-block Jacobi (its product forms the next p of the rows it reads, which would need their blocks)");
     FusedMatView view = A->view;
@@ -832,7 +828,6 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPCGLoop)(FusedCUDA ctx, FusedDevMat A, co
     else if (lanes > 1) kernel = view.lrows.nchunks ? PCGSingleKernelFor<true, false, true>(block, jacobi) : PCGSingleKernelFor<false, false, true>(block, jacobi);
     else kernel = view.lrows.nchunks ? PCGSingleKernelFor<true>(block, jacobi) : PCGSingleKernelFor<false>(block, jacobi);
     return FusedCUDARunSingleKernel(ctx, kernel, block, (int)threads, v->ns.m ? (int)NS1_SUMS : (int)NSUMS, 0, conv, it0, NULL, kargs, &part, its);
-#endif
   }
   memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
   args.A = A->view;
@@ -840,10 +835,12 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPCGLoop)(FusedCUDA ctx, FusedDevMat A, co
   return FusedCUDARunLoop(ctx, &args, sizeof(args), PCGBuildLoop, conv, it0, NULL, its);
 }
 
-#if !FUSED_COMPENSATED /* the compensated kernels load at their first launch */
-extern "C" int FusedPCGLoadKernels(int device)
+extern "C" int FUSED_METHOD_ENTRY(FusedPCGLoadKernels)(int device, int compensated)
 {
+#if !FUSED_COMPENSATED
+  if (compensated) return FusedPCGLoadKernels_Compensated(device, compensated);
+#endif
+  (void)compensated;
   return FusedCUDALoadModuleOf(device, (const void *)PCGUpdateKernel);
 }
-#endif
 FUSED_METHOD_NAMESPACE_END

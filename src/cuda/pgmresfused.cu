@@ -11,6 +11,7 @@
 
 /* the entry points of the compensated build of this file (FUSED_COMPENSATED) */
 #if !FUSED_COMPENSATED
+FUSED_TWIN_DECL(FusedPGMRESLoadKernels);
 FUSED_TWIN_DECL(FusedPGMRESStart);
 FUSED_TWIN_DECL(FusedPGMRESProduct);
 FUSED_TWIN_DECL(FusedPGMRESProductLocal);
@@ -819,7 +820,6 @@ __device__ __forceinline__ void PGMRESBackSolveWarp(const double *R, int m, int 
   }
 }
 
-#if !FUSED_COMPENSATED /* the single-kernel loop sums without compensation (FusedStorePartials) */
 /* The end of a full cycle and the start of the next by the whole grid of
    the single kernel, as the host would make them: t = R^{-1} xi in every
    block (Rs, t: its shared memory), x += the correction on this thread's
@@ -829,7 +829,7 @@ __device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_
 {
   const double *Rg = PGMRESLoopR((PGMRESLoopState *)gs), *xis = Rg + (size_t)m * m;
   const int     n  = A.n;
-  double        acc[1] = {0.0};
+  FusedSum      acc[1] = {};
 
   grid.sync(); /* R's last column, which block 0 wrote */
   for (int e = threadIdx.x; e < m * m; e += blockDim.x) Rs[e] = __ldcg(&Rg[e]);
@@ -855,7 +855,6 @@ __device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_
   return sqrt(fabs(sum[0]));
 }
 
-#endif
 
 /* One thread records a cycle start made on the device: its residual norm
    in the history where the device goes on, or the hand-over to the host,
@@ -870,7 +869,6 @@ __device__ __forceinline__ void PGMRESRecordStart(PGMRESLoopState *gs, FusedLoop
   if (!host_looks) hist[its0] = rnorm0;
 }
 
-#if !FUSED_COMPENSATED
 /* The whole cycle in one cooperative kernel: every block sums the partials
    after each barrier and reaches the same verdict from the same sums. part:
    restart + 1 rows of product partials, then 3 of the orthogonalization's.
@@ -895,7 +893,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
   int                            its0 = gs->its0;
   const double                   tol  = gs->breakdowntol;
   const FusedConvergence         conv = state->conv;
-  double                        *orth_part = part + (size_t)(m + 1) * G;
+  double                        *orth_part = part + (size_t)(m + 1) * G * FUSED_SUM_WIDTH;
   double                         scale = 1.0, xi = 0.0;
   double                        *sV = R ? h + m + 1 + (CYCLES ? (size_t)m * m : 0) : NULL; /* the block's rows of the basis, R per thread */
 
@@ -912,8 +910,8 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
        (10,000 rows 10.1 against 9.3 us, 262,144 rows 57.7 against 49.1),
        and so did either by the number of partials (10.7) */
     const int h_not_finite = PGMRESSumPartials<4>(part, G, j + 1, j, h);
-    FusedSum acc[3] = {0.0, 0.0, 0.0};
-  double   o[3], rnorm;
+    FusedSum acc[3] = {};
+    double   o[3], rnorm;
     PGMRESOrthogPart<CYCLES>(A.n, v, j, h, acc, sV, R);
     FusedStorePartials<3>(acc, orth_part);
     grid.sync();
@@ -950,7 +948,6 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
   }
 }
 
-#endif
 
 /* The first cycle's start tested on the device (FusedConvergence.judge_first),
    between the loop's state going in and the loop: every block reads |r0|^2
@@ -1068,9 +1065,6 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
   if (v->dblock)
     if (int err = PGMRESCheckBlocks(ctx, v)) return err;
   if (single_kernel) {
-#if FUSED_COMPENSATED
-    return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no compensated sums");
-#else
     FusedMatView     view = A->view;
     FusedPGMRESVecs  vecs = *v;
     PGMRESLoopState *gsd  = (PGMRESLoopState *)ctx->method_state;
@@ -1099,7 +1093,6 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
     FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_single));
     void *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist, &R};
     if (int err = FusedCUDARunSingleKernel(ctx, kernel, FUSED_BLOCK, ctx->n, restart + 4, smem_single, conv, its0, prologue, kargs, &part, &its)) return err;
-#endif
   } else {
     PGMRESLoopArgs args;
     memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
@@ -1132,10 +1125,12 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
   return FUSED_CUDA_OK;
 }
 
-#if !FUSED_COMPENSATED /* the compensated kernels load at their first launch */
-extern "C" int FusedPGMRESLoadKernels(int device)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoadKernels)(int device, int compensated)
 {
+#if !FUSED_COMPENSATED
+  if (compensated) return FusedPGMRESLoadKernels_Compensated(device, compensated);
+#endif
+  (void)compensated;
   return FusedCUDALoadModuleOf(device, (const void *)PGMRESLongRowsKernel);
 }
-#endif
 FUSED_METHOD_NAMESPACE_END

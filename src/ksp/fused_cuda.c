@@ -253,7 +253,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASetUp(KSP ksp, KSPFused *fused)
   PetscCall(FusedBuildDeviceOperator(ksp, fused));
   /* not at the first launch of each kernel, inside the first solve */
   PetscCallFusedCUDA(FusedCUDALoadCommonKernels((int)fused->device));
-  if (fused->load_kernels) PetscCallFusedCUDA(fused->load_kernels((int)fused->device));
+  if (fused->load_kernels) PetscCallFusedCUDA(fused->load_kernels((int)fused->device, (int)fused->compensated));
   PetscFunctionReturn(0);
 }
 
@@ -347,7 +347,6 @@ static PetscErrorCode FusedBlockDiagonalToDevice(KSP ksp, KSPFused *fused, Petsc
    -ksp_fused_single_kernel_rows */
 static PetscInt KSPFusedSingleKernelRows(KSPFused *fused)
 {
-  if (fused->compensated) return 0; /* its sums are not compensated: the graph instead */
   if (!fused->single_kernel_rows_set && fused->single_kernel_rows_long >= 0 && fused->op.mat && FusedDevMatLongRows(fused->op.mat)) return PetscMin(fused->single_kernel_rows, fused->single_kernel_rows_long);
   return fused->single_kernel_rows;
 }
@@ -493,7 +492,6 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
     long_rows_graph      = (PetscBool)(n > most && n <= fused->single_kernel_rows);
   }
   if (fused->single_kernel) fused->loop_why = "on the device, in one cooperative kernel with grid barriers (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
-  else if (fused->compensated) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single-kernel loop has no compensated sums, -ksp_fused_compensated); the host looks only where the test stops it";
   else if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel has no point-block Jacobi); the host looks only where the test stops it";
   else if (fused->nullsp && fused->single_kernel_ns) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel removes a null space of one vector only); the host looks only where the test stops it";
   else if (fused->nullsp) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel removes no null space); the host looks only where the test stops it";

@@ -56,7 +56,7 @@ typedef struct {
      row by row (FusedPCGVecs in src/cuda/fusedcuda.h), for the reference
      backend and for a CUDA backend whose PETSc has no CUDA vectors */
   PetscBool          device_pbjacobi;    /* the method's steps fuse it (CUDA and reference backends) */
-  int (*load_kernels)(int device);       /* the method's CUDA kernels, loaded at KSPSetUp() (src/cuda/modules.cu) */
+  int (*load_kernels)(int device, int compensated); /* the method's CUDA kernels (plain or compensated sums), loaded at KSPSetUp() (src/cuda/modules.cu) */
   PetscErrorCode (*cuda_prepare)(KSP);   /* the method's device workspace: KSPFusedCUDAPrepare() with its sizes */
   PetscBool          pbjacobi_left_only; /* as a left preconditioner only */
   PetscInt           dblock_bs;          /* rows a block, where pcplace is PBJACOBI */
