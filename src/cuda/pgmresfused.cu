@@ -420,6 +420,9 @@ __device__ __forceinline__ double *PGMRESLoopR(PGMRESLoopState *gs)
   return (double *)(gs + 1);
 }
 
+/* the mean row length from which the single kernel sums rows by groups of lanes */
+#define PGMRES_GROUP_MEAN 32
+
 /* products per pass over the rows: accumulators in registers */
 #define PGMRES_PRODUCTS_PER_PASS 8
 
@@ -453,8 +456,9 @@ __device__ __forceinline__ PGMRESStepVecs PGMRESStepVectors(const FusedPGMRESVec
 }
 
 /* Row i of the first pass of step j: v_{j-1} = scale w_prev and r -= xi
-   v_{j-1} (j > 0), w_new = scale B Op in; returns w_new's entry */
-template <class In, bool ROW_LOADS_FIRST>
+   v_{j-1} (j > 0), w_new = scale B Op in; returns w_new's entry. PRODUCT
+   false: w_new is there already (PGMRESApplyInGroups()), and is read. */
+template <class In, bool ROW_LOADS_FIRST, bool PRODUCT = true>
 __device__ __forceinline__ double PGMRESStepRow(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, const PGMRESStepVecs &sv, double *sV, int R, int i, int k)
 {
   const double ri = (ROW_LOADS_FIRST && j) ? v.r[i] : 0.0, di = (ROW_LOADS_FIRST && v.d && !v.right) ? v.d[i] : 1.0;
@@ -464,6 +468,7 @@ __device__ __forceinline__ double PGMRESStepRow(const FusedMatView &A, const Fus
     if (sV) sV[PGMRESSlot(j - 1, k, R)] = u;
     v.r[i] = (ROW_LOADS_FIRST ? ri : v.r[i]) - xi * u;
   }
+  if constexpr (!PRODUCT) return sv.w_new[i];
   double y = scale * FusedRowProductOf(A, In{sv.in}, i);
   if (v.d && !v.right) y *= ROW_LOADS_FIRST ? di : v.d[i];
   sv.w_new[i] = y;
@@ -481,8 +486,10 @@ __device__ __forceinline__ double PGMRESStepRow(const FusedMatView &A, const Fus
    H100 that is faster in the cycling single kernel (100,000 rows: 17.2
    against 17.7 us for the diagonal) and slower where registers are held to
    64 or 128 (262,144 rows: 51.5 against 49.4). APPLIED: w' is there
-   already (PGMRESLoopApplyKernel), the first pass reads it as the others. */
-template <class In, bool ROW_LOADS_FIRST, bool APPLIED = false>
+   already (PGMRESLoopApplyKernel), the first pass reads it as the others.
+   OPERATOR_APPLIED: only w' = scale B Op in is (PGMRESApplyInGroups()); the
+   first pass still makes v_{j-1} and r on this thread's rows. */
+template <class In, bool ROW_LOADS_FIRST, bool APPLIED = false, bool OPERATOR_APPLIED = false>
 __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, double *partials, double *sV, int R)
 {
   __shared__ FusedSum warp_sums[PGMRES_SUMS_PER_BARRIER][FUSED_WARPS];
@@ -497,7 +504,7 @@ __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const F
       for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) acc[q] = FusedSum{};
       for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += G * blockDim.x, k++) {
         double y;
-        if (first == 0 && !APPLIED) y = PGMRESStepRow<In, ROW_LOADS_FIRST>(A, v, j, scale, xi, sv, sV, R, i, k);
+        if (first == 0 && !APPLIED) y = PGMRESStepRow<In, ROW_LOADS_FIRST, !OPERATOR_APPLIED>(A, v, j, scale, xi, sv, sV, R, i, k);
         else y = sv.w_new[i]; /* this thread wrote it in the first pass, or PGMRESLoopApplyKernel did */
 #pragma unroll
         for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) {
@@ -883,8 +890,22 @@ __device__ __forceinline__ void PGMRESRecordStart(PGMRESLoopState *gs, FusedLoop
    added code under the limit of two blocks cost the steps 2-8 us each on
    the H100 (10,000 to 262,144 rows), more than the host's work it saves
    where the basis is read from global memory. */
-template <bool CYCLES>
-__global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *part, double *sums, int base, FusedLoopState *state, double *hist, int R)
+/* w_new = scale B Op in for step j with a group of `lanes` lanes a row
+   (FusedRowsInGroups()), where the rows would leave most threads idle:
+   the single kernel's thread-owned first pass then reads it (after a grid
+   barrier) and makes the rest of the row */
+__device__ __forceinline__ void PGMRESApplyInGroups(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, int lanes)
+{
+  const PGMRESStepVecs sv = PGMRESStepVectors(v, j, A.n);
+  FusedRowsInGroups<FUSED_BLOCK>(A, FusedStored{sv.in}, lanes, [&](int i, double y) {
+    y = scale * y;
+    if (v.d && !v.right) y *= v.d[i];
+    sv.w_new[i] = y;
+  });
+}
+
+template <bool CYCLES, bool GROUPS = false>
+__global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *part, double *sums, int base, FusedLoopState *state, double *hist, int R, int lanes)
 {
   extern __shared__ double h[];
   __shared__ double              orth[3];
@@ -903,8 +924,14 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
       FusedLongRowsOf(A, FusedStored{PGMRESStepVectors(v, j, A.n).in});
       grid.sync();
     }
-    /* eight diagonals' loads at once where the registers are there */
-    PGMRESProductPart<FusedStoredGathered<CYCLES ? 8 : 4>, CYCLES>(A, v, j, scale, xi, part, sV, R);
+    if constexpr (GROUPS) {
+      PGMRESApplyInGroups(A, v, j, scale, lanes);
+      grid.sync();
+      PGMRESProductPart<FusedStored, CYCLES, false, true>(A, v, j, scale, xi, part, sV, R);
+    } else {
+      /* eight diagonals' loads at once where the registers are there */
+      PGMRESProductPart<FusedStoredGathered<CYCLES ? 8 : 4>, CYCLES>(A, v, j, scale, xi, part, sV, R);
+    }
     grid.sync();
     /* four loads at a time: sixteen made the steps slower on the H100
        (10,000 rows 10.1 against 9.3 us, 262,144 rows 57.7 against 49.1),
@@ -1070,7 +1097,16 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
     PGMRESLoopState *gsd  = (PGMRESLoopState *)ctx->method_state;
     double          *part = NULL;
     int              b    = base, R, optin = 0;
-    const void      *kernel = (const void *)PGMRESSingleKernel<true>;
+    /* A group of lanes a row, as pcgfused's, within one block of FUSED_BLOCK
+       a multiprocessor (every step sums its products over the grid's
+       partials), where rows average PGMRES_GROUP_MEAN entries or more: it
+       costs a grid barrier a step more. H100, us per step, against a thread
+       a row: bcsstk13 (42 a row) 46.6 -> 18.2; evsl_stiff1, hypre_ams_A,
+       bcsstk08, bcsstk21, 494_bus and circuit_1 (3 to 14 a row) 6-45% slower. */
+    int              lanes = FusedRowLanes(ctx, A);
+    while (lanes > 1 && (long long)ctx->n * lanes > (long long)ctx->sms * FUSED_BLOCK) lanes /= 2;
+    if (lanes < 4 || A->view.K + (double)A->tail / (ctx->n > 0 ? ctx->n : 1) < PGMRES_GROUP_MEAN) lanes = 1;
+    const void      *kernel = lanes > 1 ? (const void *)PGMRESSingleKernel<true, true> : (const void *)PGMRESSingleKernel<true>;
     size_t           smem_basis, smem_cycles = sizeof(double) * (size_t)restart * restart, smem_single;
     cudaFuncAttributes attr;
     /* the basis rows in shared memory where a block of each multiprocessor
@@ -1084,15 +1120,15 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
     FUSED_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device));
     FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
     if (R < 1 || restart > FUSED_PGMRES_CYCLES_MAX_RESTART || smem + smem_cycles + smem_basis + attr.sharedSizeBytes > (size_t)optin) {
-      kernel = (const void *)PGMRESSingleKernel<false>;
+      kernel = lanes > 1 ? (const void *)PGMRESSingleKernel<false, true> : (const void *)PGMRESSingleKernel<false>;
       FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
       smem_cycles = 0;
       if (R < 1 || smem + smem_basis + attr.sharedSizeBytes > (size_t)optin) R = 0, smem_basis = 0;
     }
     smem_single = smem + smem_cycles + smem_basis;
     FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_single));
-    void *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist, &R};
-    if (int err = FusedCUDARunSingleKernel(ctx, kernel, FUSED_BLOCK, ctx->n, restart + 4, smem_single, conv, its0, prologue, kargs, &part, &its)) return err;
+    void *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist, &R, &lanes};
+    if (int err = FusedCUDARunSingleKernel(ctx, kernel, FUSED_BLOCK, ctx->n * lanes, restart + 4, smem_single, conv, its0, prologue, kargs, &part, &its)) return err;
   } else {
     PGMRESLoopArgs args;
     memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
