@@ -235,16 +235,22 @@ static inline int FusedSingleKernelBlock(FusedCUDA ctx, long long threads)
    rule: bcsstk13 (2,003 rows, 42 entries a row) 41.5 -> 7.2 at 32 lanes,
    evsl_stiff1 (5,795 rows, 24) 13.2 -> 8.5 at 8, hypre_ams_A 7.0 -> 4.6 at
    8; memplus (17,758 rows, 5.6) was slower at 2 lanes (11.6 against 10.7),
-   and the 10^5-row irregular problems too. */
-static inline int FusedRowLanes(FusedCUDA ctx, FusedDevMat A)
+   and the 10^5-row irregular problems too. FusedRowLanesWithin(): the same
+   for room threads (the rows times the lanes at most that), and one lane
+   where the rows average fewer than min_mean entries. */
+static inline int FusedRowLanesWithin(FusedDevMat A, long long room, double min_mean)
 {
   const int n = A->view.n;
   if (A->view.format == FUSED_FORMAT_DIA || n == 0) return 1;
   const double mean  = A->view.K + (double)A->tail / n;
-  const long long room = (long long)ctx->sms * FUSED_WIDE_BLOCK; /* threads of one block of 512 per multiprocessor */
   int          lanes = 1;
   while (lanes < 32 && (long long)n * 2 * lanes <= room && lanes < mean) lanes *= 2;
-  return lanes >= 4 ? lanes : 1;
+  return lanes >= 4 && mean >= min_mean ? lanes : 1;
+}
+
+static inline int FusedRowLanes(FusedCUDA ctx, FusedDevMat A)
+{
+  return FusedRowLanesWithin(A, (long long)ctx->sms * FUSED_WIDE_BLOCK, 0.0); /* threads of one block of 512 per multiprocessor */
 }
 
 /* *vecs: count device vectors of length n after one another, for the

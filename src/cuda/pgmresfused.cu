@@ -1103,9 +1103,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
        costs a grid barrier a step more. H100, us per step, against a thread
        a row: bcsstk13 (42 a row) 46.6 -> 18.2; evsl_stiff1, hypre_ams_A,
        bcsstk08, bcsstk21, 494_bus and circuit_1 (3 to 14 a row) 6-45% slower. */
-    int              lanes = FusedRowLanes(ctx, A);
-    while (lanes > 1 && (long long)ctx->n * lanes > (long long)ctx->sms * FUSED_BLOCK) lanes /= 2;
-    if (lanes < 4 || A->view.K + (double)A->tail / (ctx->n > 0 ? ctx->n : 1) < PGMRES_GROUP_MEAN) lanes = 1;
+    int              lanes = FusedRowLanesWithin(A, (long long)ctx->sms * FUSED_BLOCK, PGMRES_GROUP_MEAN);
     const void      *kernel = lanes > 1 ? (const void *)PGMRESSingleKernel<true, true> : (const void *)PGMRESSingleKernel<true>;
     size_t           smem_basis, smem_cycles = sizeof(double) * (size_t)restart * restart, smem_single;
     cudaFuncAttributes attr;
