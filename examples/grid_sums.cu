@@ -22,7 +22,12 @@
      poll                no grid.sync: each block publishes its partials, the
                          others poll them until every block's has arrived
      cluster             one arrival per thread-block cluster at a counter,
-                         the cluster's leader adding its blocks' sums */
+                         the cluster's leader adding its blocks' sums
+     one cluster         the whole grid one cluster (up to 16 blocks):
+                         by-warp with cluster.sync() for grid.sync(), the
+                         partials in global memory or in the blocks' shared
+                         memory (read through the cluster), against by-warp
+                         on as few blocks */
 #include <cooperative_groups.h>
 #include <cuda/atomic>
 #include <cstdio>
@@ -297,6 +302,51 @@ __global__ void ClusterSyncKernel(int iters, double *out)
   if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = 1.0;
 }
 
+/* by-warp with the grid one cluster: cluster.sync() for grid.sync() */
+template <int K, int BLOCK>
+__global__ void __launch_bounds__(BLOCK, 1) ByWarpClusterKernel(double *part, int iters, double *out)
+{
+  cg::cluster_group cluster = cg::this_cluster();
+  const int         G       = gridDim.x;
+  double            sums[K] = {};
+  for (int it = 0; it < iters; it++) {
+    double  acc[K];
+    double *p = part + (size_t)(it & 1) * K * G;
+    NextValues(sums, acc);
+    FusedStorePartials<K, BLOCK>(acc, p);
+    cluster.sync();
+    FusedSumPartialsByWarp<K, double, 1>(p, G, sums);
+  }
+  KeepSums(sums, out);
+}
+
+/* the grid one cluster, each block's partials in its own shared memory
+   (two rounds' worth), warp k reading sum k of every block through the
+   cluster */
+template <int K, int BLOCK>
+__global__ void __launch_bounds__(BLOCK, 1) DsmClusterKernel(int iters, double *out)
+{
+  cg::cluster_group cluster = cg::this_cluster();
+  __shared__ double warp_sums[K][BLOCK / 32], block_sums[2][K], result[K];
+  const int         G = gridDim.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  double            sums[K] = {};
+  for (int it = 0; it < iters; it++) {
+    double acc[K];
+    NextValues(sums, acc);
+    FusedWarpSumsToShared<K, BLOCK>(acc, warp_sums);
+    if ((int)threadIdx.x < K) block_sums[it & 1][threadIdx.x] = FusedSumOfWarps<BLOCK / 32>(warp_sums[threadIdx.x]);
+    cluster.sync();
+    if (warp < K) {
+      double v = lane < G ? cluster.map_shared_rank(&block_sums[it & 1][warp], lane)[0] : 0.0;
+      v = FusedWarpSum(v);
+      if (lane == 0) result[warp] = v;
+    }
+    TakeSums(result, sums);
+  }
+  cluster.sync(); /* no block leaves while another reads its shared memory */
+  KeepSums(sums, out);
+}
+
 static const int ITERS = 20000;
 
 /* microseconds per round: the fastest of 5 launches after a warm-up one */
@@ -376,6 +426,32 @@ int main(void)
     auto run       = [&](auto kernel) { return PerRound([&] { MB_CHECK(cudaMemset(count, 0, sizeof(unsigned))); MB_CHECK(cudaLaunchKernelEx(&config, kernel, part, count, iters, out)); }); };
     printf("cluster of %d, %d blocks of 256: K=5 %.3f  K=3 %.3f  barrier alone %.3f  cluster.sync() alone %.3f\n", blocks, grid, run(ClusterKernel<5, true>), run(ClusterKernel<3, true>), run(ClusterKernel<5, false>),
            PerRound([&] { MB_CHECK(cudaLaunchKernelEx(&config, ClusterSyncKernel, iters, out)); }));
+  }
+  MB_CHECK(cudaFuncSetAttribute(ByWarpClusterKernel<5, 512>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  MB_CHECK(cudaFuncSetAttribute(DsmClusterKernel<5, 512>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  MB_CHECK(cudaFuncSetAttribute(ClusterSyncKernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  for (int grid = 4; grid <= 40; grid *= 2) {
+    const int blocks = grid > 32 ? 40 : grid; /* 40 of 256: 10^4 rows a thread a row */
+    printf("by-warp, %d blocks of 512, grid.sync(): K=5 %.3f  sync only %.3f\n", blocks, Cooperative((const void *)ByWarpKernel<5, 512, 1>, blocks, 512, args), Cooperative((const void *)SyncOnlyKernel, blocks, 512, sync_args));
+    if (grid > 16) break;
+    cudaLaunchConfig_t  config = {};
+    cudaLaunchAttribute attr[1];
+    int                 clusters = 0;
+    attr[0].id               = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = grid;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    config.blockDim          = dim3(512);
+    config.gridDim           = dim3(grid);
+    config.attrs             = attr;
+    config.numAttrs          = 1;
+    MB_CHECK(cudaOccupancyMaxActiveClusters(&clusters, ByWarpClusterKernel<5, 512>, &config));
+    if (clusters < 1) {
+      printf("one cluster of %d blocks of 512: not resident on this device\n", grid);
+      continue;
+    }
+    printf("one cluster of %d blocks of 512: K=5 by-warp %.3f  K=5 shared memory %.3f  cluster.sync() alone %.3f\n", grid, PerRound([&] { MB_CHECK(cudaLaunchKernelEx(&config, ByWarpClusterKernel<5, 512>, part, iters, out)); }),
+           PerRound([&] { MB_CHECK(cudaLaunchKernelEx(&config, DsmClusterKernel<5, 512>, iters, out)); }), PerRound([&] { MB_CHECK(cudaLaunchKernelEx(&config, ClusterSyncKernel, iters, out)); }));
   }
   MB_CHECK(cudaFree(part));
   MB_CHECK(cudaFree(total));
