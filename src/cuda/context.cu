@@ -649,46 +649,51 @@ int FusedCUDAEnsureLoopVectors(FusedCUDA ctx, int count, double **vecs)
   return FUSED_CUDA_OK;
 }
 
-/* *blocks: the largest thread-block cluster, at most FUSED_CLUSTER_MAX
-   blocks, that kernel runs as with block threads and smem bytes of shared
-   memory; 0 where it runs as none (built for a device before sm_90) */
-static int FusedClusterBlocks(FusedCUDA ctx, const void *kernel, int block, size_t smem, int *blocks)
+/* How kernel fits on the device with block threads and smem bytes of
+   shared memory: fit->per_sm blocks resident per multiprocessor, and
+   fit->cluster the largest thread-block cluster (at most FUSED_CLUSTER_MAX
+   blocks) of it that is resident, 0 where there is none (a device before
+   sm_90, a kernel built for one). Asked of the runtime once per kernel and
+   kept: each query costs the solve host time. */
+static int FusedSingleKernelFitOf(FusedCUDA ctx, const void *kernel, int block, size_t smem, FusedSingleKernelFit *fit)
 {
-  cudaFuncAttributes  attr;
-  cudaLaunchConfig_t  config = {};
-  cudaLaunchAttribute cluster[1];
-  int                 size = 0, resident = 0;
-
-  for (int k = 0; k < FUSED_CLUSTER_FITS; k++) {
-    const FusedClusterFit *fit = &ctx->cluster_fit[k];
-    if (fit->kernel == kernel && fit->block == block && fit->smem == smem) {
-      *blocks = fit->blocks;
+  for (int k = 0; k < FUSED_SINGLE_KERNEL_FITS; k++) {
+    const FusedSingleKernelFit *known = &ctx->single_fit[k];
+    if (known->kernel == kernel && known->block == block && known->smem == smem) {
+      *fit = *known;
       return FUSED_CUDA_OK;
     }
   }
-  *blocks = 0;
-  FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-  if (attr.binaryVersion >= 90) {
-    FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    config.gridDim          = dim3(FUSED_CLUSTER_MAX);
-    config.blockDim         = dim3(block);
-    config.dynamicSmemBytes = smem;
-    FUSED_CUDA_CHECK(cudaOccupancyMaxPotentialClusterSize(&size, kernel, &config));
-    size = size < FUSED_CLUSTER_MAX ? size : FUSED_CLUSTER_MAX;
-    if (size > 0) { /* and one cluster of it is resident */
-      cluster[0].id               = cudaLaunchAttributeClusterDimension;
-      cluster[0].val.clusterDim.x = size;
-      cluster[0].val.clusterDim.y = 1;
-      cluster[0].val.clusterDim.z = 1;
-      config.gridDim              = dim3(size);
-      config.attrs                = cluster;
-      config.numAttrs             = 1;
-      FUSED_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&resident, kernel, &config));
-      *blocks = resident > 0 ? size : 0;
+  *fit = FusedSingleKernelFit{kernel, block, smem, 0, 0};
+  FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit->per_sm, kernel, block, smem));
+  if (ctx->cluster_launch) {
+    cudaFuncAttributes attr;
+    FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    if (attr.binaryVersion >= 90) {
+      cudaLaunchConfig_t  config = {};
+      cudaLaunchAttribute dims[1];
+      int                 size = 0, resident = 0;
+      FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+      config.gridDim          = dim3(FUSED_CLUSTER_MAX);
+      config.blockDim         = dim3(block);
+      config.dynamicSmemBytes = smem;
+      FUSED_CUDA_CHECK(cudaOccupancyMaxPotentialClusterSize(&size, kernel, &config));
+      size = size < FUSED_CLUSTER_MAX ? size : FUSED_CLUSTER_MAX;
+      if (size > 0) { /* and one cluster of that size is resident */
+        dims[0].id               = cudaLaunchAttributeClusterDimension;
+        dims[0].val.clusterDim.x = size;
+        dims[0].val.clusterDim.y = 1;
+        dims[0].val.clusterDim.z = 1;
+        config.gridDim           = dim3(size);
+        config.attrs             = dims;
+        config.numAttrs          = 1;
+        FUSED_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&resident, kernel, &config));
+        fit->cluster = resident > 0 ? size : 0;
+      }
     }
   }
-  ctx->cluster_fit[ctx->cluster_fit_next] = FusedClusterFit{kernel, block, smem, *blocks};
-  ctx->cluster_fit_next                   = (ctx->cluster_fit_next + 1) % FUSED_CLUSTER_FITS;
+  ctx->single_fit[ctx->single_fit_next] = *fit;
+  ctx->single_fit_next                  = (ctx->single_fit_next + 1) % FUSED_SINGLE_KERNEL_FITS;
   return FUSED_CUDA_OK;
 }
 
@@ -705,20 +710,16 @@ extern "C" int FusedCUDALastCluster(FusedCUDA ctx)
 
 int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int threads, int nsums, size_t smem, const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, void **kargs, double **partials, int *its)
 {
-  int    per_sm = 0, need = (int)(((long long)threads + block - 1) / block), most, grid, cluster = 0;
-  size_t len;
+  int                  need = (int)(((long long)threads + block - 1) / block), most, grid, cluster = 0;
+  size_t               len;
+  FusedSingleKernelFit fit;
 
   if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;
-  if (FusedSingleKernelClustered(ctx, threads))
-    if (int err = FusedClusterBlocks(ctx, kernel, block, smem, &cluster)) return err;
+  if (int err = FusedSingleKernelFitOf(ctx, kernel, block, smem, &fit)) return err;
   /* only a cluster that takes every block needed, or FUSED_CLUSTER_MAX of
      them: pgmresfused sizes its rows a thread on that grid */
-  if (cluster > 0 && cluster < (need < FUSED_CLUSTER_MAX ? need : FUSED_CLUSTER_MAX)) cluster = 0;
-  if (cluster > 0) most = cluster; /* the whole grid one cluster: FusedLoopBarrier() */
-  else {
-    FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem));
-    most = per_sm * ctx->sms;
-  }
+  if (FusedSingleKernelClustered(ctx, threads) && fit.cluster >= (need < FUSED_CLUSTER_MAX ? need : FUSED_CLUSTER_MAX)) cluster = fit.cluster;
+  most = cluster > 0 ? cluster : fit.per_sm * ctx->sms; /* one cluster: FusedLoopBarrier() */
   /* every block sums all partials each iteration: keep the grid no larger than needed */
   grid = need < 1 ? 1 : (need < most ? need : most);
   if (grid < 1) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the single-kernel loop does not fit on the device");

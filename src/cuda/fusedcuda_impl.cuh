@@ -159,17 +159,18 @@ struct FusedLoopState {
 
 /* The single-kernel loops on one thread-block cluster (FusedLoopBarrier()):
    at most FUSED_CLUSTER_MAX blocks, 16 being the most an H100 runs as one
-   cluster (non-portable; 8 is portable). The largest cluster a kernel fits
-   in, of its block and shared memory, is asked of the runtime once and kept
-   in FUSED_CLUSTER_FITS entries. */
-#define FUSED_CLUSTER_MAX  16
-#define FUSED_CLUSTER_FITS 8
+   cluster (non-portable; 8 is portable). How a single kernel fits, of its
+   block and shared memory, is asked of the runtime once and kept in
+   FUSED_SINGLE_KERNEL_FITS entries. */
+#define FUSED_CLUSTER_MAX        16
+#define FUSED_SINGLE_KERNEL_FITS 8
 typedef struct {
   const void *kernel;
   int         block;
   size_t      smem;
-  int         blocks; /* 0: the kernel runs on no cluster */
-} FusedClusterFit;
+  int         per_sm;  /* blocks resident per multiprocessor */
+  int         cluster; /* the largest resident cluster, 0: none */
+} FusedSingleKernelFit;
 
 struct FusedCUDA_s {
   int             device, n, nvecs, maxsums;
@@ -178,8 +179,8 @@ struct FusedCUDA_s {
   int             compensated; /* 1: the methods' compensated kernels (FUSED_COMPENSATED), FusedCUDASetCompensated() */
   int             cluster_launch;  /* the device launches thread-block clusters (sm_90 on) */
   int             cluster_threads; /* up to this many threads a single kernel runs as one cluster (FusedCUDASetClusterThreads()); 0: never */
-  FusedClusterFit cluster_fit[FUSED_CLUSTER_FITS]; /* the largest cluster of each single kernel launched so far */
-  int             cluster_fit_next;
+  FusedSingleKernelFit single_fit[FUSED_SINGLE_KERNEL_FITS]; /* how the single kernels launched so far fit */
+  int             single_fit_next;
   int             last_cluster;    /* the blocks of the last single kernel's cluster (0: a cooperative grid) */
   cudaStream_t    stream;
   cudaEvent_t     joined;   /* orders the stream with another one (a CUDA PETSc's), made at the first need */
