@@ -32,7 +32,6 @@ PETSC_EXTERN PetscErrorCode KSPFusedGetBackend(KSP, KSPFusedBackend *);
 PETSC_EXTERN PetscErrorCode KSPFusedGetBackendUsed(KSP, KSPFusedBackend *);
 PETSC_EXTERN PetscErrorCode KSPFusedGetDeviceIterations(KSP, PetscInt *);
 PETSC_EXTERN PetscErrorCode KSPFusedGetDeviceLoopStarts(KSP, PetscInt *);
-PETSC_EXTERN PetscErrorCode KSPFusedGetDeviceLoopCluster(KSP, PetscInt *);
 PETSC_EXTERN PetscErrorCode KSPFusedSetCompensated(KSP, PetscBool);
 PETSC_EXTERN PetscErrorCode KSPFusedGetCompensated(KSP, PetscBool *);
 PETSC_EXTERN PetscErrorCode KSPPGMRESFusedSetRestart(KSP, PetscInt);

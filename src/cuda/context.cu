@@ -82,14 +82,8 @@ extern "C" int FusedCUDACreate(int device, int n, int nvecs, int maxsums, const 
     ctx->sms       = prop.multiProcessorCount;
     ctx->nblocks   = need < 1 ? 1 : (need < most ? need : most);
   }
-  /* programmatic dependent launch and thread-block clusters are Hopper features */
+  /* programmatic dependent launch is a Hopper feature */
   ctx->loop_pdl = prop.major >= 9;
-  {
-    int clusters = 0;
-    TRY_CUDA(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device));
-    ctx->cluster_launch  = clusters != 0;
-    ctx->cluster_threads = FUSED_CLUSTER_THREADS_DEFAULT;
-  }
   TRY_CUDA(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
   snprintf(label, sizeof(label), "%s (%d vectors of %d rows)", what, nvecs, n);
   TRY(FusedMalloc((void **)&ctx->vecs, sizeof(double) * (size_t)nvecs * (size_t)(n > 0 ? n : 1), label));
@@ -649,78 +643,15 @@ int FusedCUDAEnsureLoopVectors(FusedCUDA ctx, int count, double **vecs)
   return FUSED_CUDA_OK;
 }
 
-/* How kernel fits on the device with block threads and smem bytes of
-   shared memory: fit->per_sm blocks resident per multiprocessor, and
-   fit->cluster the largest thread-block cluster (at most FUSED_CLUSTER_MAX
-   blocks) of it that is resident, 0 where there is none (a device before
-   sm_90, a kernel built for one). Asked of the runtime once per kernel and
-   kept: each query costs the solve host time. */
-static int FusedSingleKernelFitOf(FusedCUDA ctx, const void *kernel, int block, size_t smem, FusedSingleKernelFit *fit)
-{
-  for (int k = 0; k < FUSED_SINGLE_KERNEL_FITS; k++) {
-    const FusedSingleKernelFit *known = &ctx->single_fit[k];
-    if (known->kernel == kernel && known->block == block && known->smem == smem) {
-      *fit = *known;
-      return FUSED_CUDA_OK;
-    }
-  }
-  *fit = FusedSingleKernelFit{kernel, block, smem, 0, 0};
-  FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit->per_sm, kernel, block, smem));
-  if (ctx->cluster_launch) {
-    cudaFuncAttributes attr;
-    FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-    if (attr.binaryVersion >= 90) {
-      cudaLaunchConfig_t  config = {};
-      cudaLaunchAttribute dims[1];
-      int                 size = 0, resident = 0;
-      FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-      config.gridDim          = dim3(FUSED_CLUSTER_MAX);
-      config.blockDim         = dim3(block);
-      config.dynamicSmemBytes = smem;
-      FUSED_CUDA_CHECK(cudaOccupancyMaxPotentialClusterSize(&size, kernel, &config));
-      size = size < FUSED_CLUSTER_MAX ? size : FUSED_CLUSTER_MAX;
-      if (size > 0) { /* and one cluster of that size is resident */
-        dims[0].id               = cudaLaunchAttributeClusterDimension;
-        dims[0].val.clusterDim.x = size;
-        dims[0].val.clusterDim.y = 1;
-        dims[0].val.clusterDim.z = 1;
-        config.gridDim           = dim3(size);
-        config.attrs             = dims;
-        config.numAttrs          = 1;
-        FUSED_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&resident, kernel, &config));
-        fit->cluster = resident > 0 ? size : 0;
-      }
-    }
-  }
-  ctx->single_fit[ctx->single_fit_next] = *fit;
-  ctx->single_fit_next                  = (ctx->single_fit_next + 1) % FUSED_SINGLE_KERNEL_FITS;
-  return FUSED_CUDA_OK;
-}
-
-extern "C" int FusedCUDASetClusterThreads(FusedCUDA ctx, int threads)
-{
-  ctx->cluster_threads = threads > 0 ? threads : 0;
-  return FUSED_CUDA_OK;
-}
-
-extern "C" int FusedCUDALastCluster(FusedCUDA ctx)
-{
-  return ctx->last_cluster;
-}
-
 int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int threads, int nsums, size_t smem, const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, void **kargs, double **partials, int *its)
 {
-  int                  need = (int)(((long long)threads + block - 1) / block), most, grid, cluster = 0;
-  size_t               len;
-  FusedSingleKernelFit fit;
+  int    per_sm = 0, need = (int)(((long long)threads + block - 1) / block), most, grid;
+  size_t len;
 
   if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;
-  if (int err = FusedSingleKernelFitOf(ctx, kernel, block, smem, &fit)) return err;
-  /* only a cluster that takes every block needed, or FUSED_CLUSTER_MAX of
-     them: pgmresfused sizes its rows a thread on that grid */
-  if (FusedSingleKernelClustered(ctx, threads) && fit.cluster >= (need < FUSED_CLUSTER_MAX ? need : FUSED_CLUSTER_MAX)) cluster = fit.cluster;
-  most = cluster > 0 ? cluster : fit.per_sm * ctx->sms; /* one cluster: FusedLoopBarrier() */
+  FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem));
   /* every block sums all partials each iteration: keep the grid no larger than needed */
+  most = per_sm * ctx->sms;
   grid = need < 1 ? 1 : (need < most ? need : most);
   if (grid < 1) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the single-kernel loop does not fit on the device");
   len = (size_t)2 * nsums * grid * (ctx->compensated ? 2 : 1); /* a compensated sum's partial is two doubles */
@@ -729,22 +660,7 @@ int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int t
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
   if (prologue)
     if (int err = prologue->queue(ctx, prologue->arg)) return err;
-  if (cluster > 0) {
-    cudaLaunchConfig_t  config = {};
-    cudaLaunchAttribute dims[1];
-    dims[0].id               = cudaLaunchAttributeClusterDimension;
-    dims[0].val.clusterDim.x = grid;
-    dims[0].val.clusterDim.y = 1;
-    dims[0].val.clusterDim.z = 1;
-    config.gridDim           = dim3(grid);
-    config.blockDim          = dim3(block);
-    config.dynamicSmemBytes  = smem;
-    config.stream            = ctx->stream;
-    config.attrs             = dims;
-    config.numAttrs          = 1;
-    FUSED_CUDA_CHECK(cudaLaunchKernelExC(&config, kernel, kargs));
-  } else FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, block, kargs, smem, ctx->stream));
-  ctx->last_cluster = cluster > 0 ? grid : 0;
+  FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, block, kargs, smem, ctx->stream));
   return FusedLoopStateOut(ctx, conv, it0, its);
 }
 

@@ -127,13 +127,6 @@ int     FusedCUDASynchronize(FusedCUDA ctx);
 /* 1: the methods' steps and loops sum with compensation (Dot2, see
    FusedDD in fusedcuda_impl.cuh), from the next step queued */
 int     FusedCUDASetCompensated(FusedCUDA ctx, int on);
-/* The single-kernel loops run on one thread-block cluster, with its barrier
-   for the grid's, up to this many threads (rows times the lanes a row);
-   0: never. FusedCUDALastCluster(): the cluster's blocks in the last
-   single kernel launched, 0 where it was a cooperative grid */
-int     FusedCUDASetClusterThreads(FusedCUDA ctx, int threads);
-#define FUSED_CLUSTER_THREADS_DEFAULT 16384
-int     FusedCUDALastCluster(FusedCUDA ctx);
 
 /* What the device loop needs of KSPConvergedDefault after iteration 0 */
 typedef struct {

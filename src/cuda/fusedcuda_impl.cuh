@@ -3,7 +3,6 @@
 #ifndef FUSEDCUDA_IMPL_CUH
 #define FUSEDCUDA_IMPL_CUH
 #include <cuda_runtime.h>
-#include <cooperative_groups.h>
 #include <type_traits>
 #include <utility>
 #include "cuda/fusedcuda.h"
@@ -157,31 +156,11 @@ struct FusedLoopState {
   FusedConvergence conv; /* per solve, so the graph need not change */
 };
 
-/* The single-kernel loops on one thread-block cluster (FusedLoopBarrier()):
-   at most FUSED_CLUSTER_MAX blocks, 16 being the most an H100 runs as one
-   cluster (non-portable; 8 is portable). How a single kernel fits, of its
-   block and shared memory, is asked of the runtime once and kept in
-   FUSED_SINGLE_KERNEL_FITS entries. */
-#define FUSED_CLUSTER_MAX        16
-#define FUSED_SINGLE_KERNEL_FITS 8
-typedef struct {
-  const void *kernel;
-  int         block;
-  size_t      smem;
-  int         per_sm;  /* blocks resident per multiprocessor */
-  int         cluster; /* the largest resident cluster, 0: none */
-} FusedSingleKernelFit;
-
 struct FusedCUDA_s {
   int             device, n, nvecs, maxsums;
   int             nblocks;  /* grid of the reduction kernels */
   int             sms;      /* the device's multiprocessors */
   int             compensated; /* 1: the methods' compensated kernels (FUSED_COMPENSATED), FusedCUDASetCompensated() */
-  int             cluster_launch;  /* the device launches thread-block clusters (sm_90 on) */
-  int             cluster_threads; /* up to this many threads a single kernel runs as one cluster (FusedCUDASetClusterThreads()); 0: never */
-  FusedSingleKernelFit single_fit[FUSED_SINGLE_KERNEL_FITS]; /* how the single kernels launched so far fit */
-  int             single_fit_next;
-  int             last_cluster;    /* the blocks of the last single kernel's cluster (0: a cooperative grid) */
   cudaStream_t    stream;
   cudaEvent_t     joined;   /* orders the stream with another one (a CUDA PETSc's), made at the first need */
   double         *vecs;     /* nvecs vectors of length n */
@@ -228,24 +207,13 @@ typedef struct {
 } FusedLoopPrologue;
 /* method_state (and its pinned mirror) of at least bytes, zeroed when made */
 int FusedCUDAEnsureMethodState(FusedCUDA ctx, size_t bytes);
-/* The single-kernel loop: a kernel that runs the iterations with barriers
-   instead of kernel boundaries (FusedLoopBarrier()). Up to
-   ctx->cluster_threads threads, where the kernel fits in a cluster, on one
-   thread-block cluster of at most FUSED_CLUSTER_MAX blocks (as many as
-   threads need), whose barrier costs about half a grid's; else a
-   cooperative launch on as many blocks as are resident at once (at most
-   what threads, n or more, need), of block threads. *partials,
+/* The single-kernel loop: a cooperative kernel that runs the iterations with
+   grid barriers instead of kernel boundaries, on as many blocks as are
+   resident at once (at most what threads, n or more, need), of block threads. *partials,
    which kargs points at, is set to a buffer of 2 x nsums x grid before the
    launch; smem: dynamic shared memory per block; returns the iteration
    where the kernel stopped. */
 int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int threads, int nsums, size_t smem, const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, void **kargs, double **partials, int *its);
-
-/* Whether a single kernel of this many threads is launched as one
-   thread-block cluster (where the kernel fits in one: FusedCUDARunSingleKernel()) */
-static inline bool FusedSingleKernelClustered(FusedCUDA ctx, long long threads)
-{
-  return ctx->cluster_launch && threads <= ctx->cluster_threads;
-}
 
 /* The block size of CG's and BiCGStab's single kernels, one block per
    multiprocessor: FUSED_BLOCK where that covers the threads (the n rows
@@ -256,7 +224,6 @@ static inline bool FusedSingleKernelClustered(FusedCUDA ctx, long long threads)
    4.7 and 5.7-5.9 against 6.1-6.3. */
 static inline int FusedSingleKernelBlock(FusedCUDA ctx, long long threads)
 {
-  if (FusedSingleKernelClustered(ctx, threads)) return FUSED_WIDE_BLOCK; /* the fewer blocks, the more threads each */
   return (threads + FUSED_BLOCK - 1) / FUSED_BLOCK <= ctx->sms ? FUSED_BLOCK : FUSED_WIDE_BLOCK;
 }
 
@@ -956,23 +923,6 @@ __device__ __forceinline__ void FusedHistoryPut(double *hist, int first, int it,
   if (blockIdx.x != 0 || threadIdx.x >= 32) return;
   if (threadIdx.x == 0) FusedHistoryRing()[it & 31] = rnorm;
   if ((it & 31) == 31) FusedHistoryFlush(hist, first, it);
-}
-
-/* The single kernels' barrier: the cluster's where the whole grid is one
-   thread-block cluster (FusedCUDARunSingleKernel() launches small loops so),
-   else the grid's (a cooperative launch). Either orders every block's
-   global memory accesses before it with every block's after it (the
-   cluster's arrive releases and its wait acquires, at cluster scope). */
-__device__ __forceinline__ void FusedLoopBarrier()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-  if (cluster.num_blocks() == gridDim.x) {
-    cluster.sync();
-    return;
-  }
-#endif
-  cooperative_groups::this_grid().sync();
 }
 
 #define FUSED_GRID_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)

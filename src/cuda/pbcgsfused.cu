@@ -504,6 +504,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
 {
   /* ROOMY: more than 128 registers per thread, for loads early */
   constexpr bool                 ROOMY = 65536 / BLOCK > 128;
+  cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
   const int                      G     = gridDim.x;
   const int                      first = state->it;
   const FusedConvergence         conv  = PBCGSLoopConvergence(state->conv, sums);
@@ -514,11 +515,11 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
     FusedSum vr0[1] = {};
     if (A.lrows.nchunks) { /* the long rows' rest first: the products read it */
       FusedLongRowsOf(A, FusedStored{v.p});
-      FusedLoopBarrier();
+      grid.sync();
     }
     FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow(A, v, i, vr0[0]);
     FusedStorePartials<1, BLOCK>(vr0, part + ((size_t)((first + 1) & 1) * NSUMS * G + VR0 * G) * FUSED_SUM_WIDTH);
-    FusedLoopBarrier();
+    grid.sync();
   }
   for (int it = first + 1;; it++) {
     double   *part_it = part + (size_t)(it & 1) * NSUMS * G * FUSED_SUM_WIDTH, *part_next = part + (size_t)((it + 1) & 1) * NSUMS * G * FUSED_SUM_WIDTH;
@@ -541,13 +542,13 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
       FusedSum         acc[5] = {};
       if (A.lrows.nchunks) {
         FusedLongRowsOf(A, next_s);
-        FusedLoopBarrier();
+        grid.sync();
       }
       if constexpr (GROUPS) {
         FusedRowsInGroups<BLOCK>(A, next_s, lanes, [&](int i, double t) { PBCGSStoreSRow(v, v.s, i, next_s(i), t, v.d ? v.d[i] : 1.0, v.rstar[i], acc); });
       } else FUSED_GRID_LOOP(i, A.n) PBCGSProductSRow(A, v, next_s, v.s, i, acc);
       FusedStorePartials<5, BLOCK>(acc, part_it + TT * G * FUSED_SUM_WIDTH);
-      FusedLoopBarrier();
+      grid.sync();
       double s2[5];
       FusedSumPartialsByWarp<5, FusedSum>(part_it + TT * G * FUSED_SUM_WIDTH, G, s2);
       /* at a breakdown the host redoes this iteration from product_p and sees it itself */
@@ -573,7 +574,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
     FusedSum         acc[3] = {};
     if (A.lrows.nchunks) {
       FusedLongRowsOf(A, next_p);
-      FusedLoopBarrier();
+      grid.sync();
     }
     if constexpr (GROUPS) {
       FusedRowsInGroups<BLOCK>(A, next_p, lanes, [&](int i, double y) {
@@ -605,7 +606,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
       FusedAddProduct(acc[2], y, r0);
     }
     FusedStorePartials<3, BLOCK>(acc, part_next + RR * G * FUSED_SUM_WIDTH);
-    FusedLoopBarrier();
+    grid.sync();
     FusedSwap(p_last, p_next);
     FusedSwap(v_last, v_next);
   }

@@ -581,6 +581,7 @@ template <bool JACOBI, int BLOCK, bool LONG_ROWS, bool NULLSPACE = false, bool G
 __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist, int lanes)
 {
   constexpr int                  K     = NULLSPACE ? (int)NS1_SUMS : (int)NSUMS;
+  cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
   const int                      G     = gridDim.x;
   const int                      first = state->it;
   const FusedConvergence         conv  = PCGLoopConvergence(v, state->conv, sums);
@@ -628,7 +629,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
     if constexpr (LONG_ROWS) { /* the long rows' rest first: the product below reads it */
       /* batched: arrow of 10^5 rows 13.5-14.4 -> 12.7 us per iteration, memplus 11.3-11.7 -> 10.5-10.9 (H100) */
       FusedLongRowsOf<FUSED_LONG_BATCH>(A, next);
-      FusedLoopBarrier();
+      grid.sync();
     }
     /* row i's update and sums, its product yi made */
     auto row = [&](int i, double yi) {
@@ -650,7 +651,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
       FUSED_GRID_LOOP(i, A.n) row(i, FusedRowProductOf<PCGNext<JACOBI, NULLSPACE>, LONG_ROWS>(A, next, i));
     }
     FusedStorePartials<K, BLOCK>(acc, part + (size_t)((it + 1) & 1) * K * G * FUSED_SUM_WIDTH);
-    FusedLoopBarrier(); /* the partials complete before the next iteration sums them */
+    grid.sync(); /* the partials complete before the next iteration sums them */
     FusedSwap(r_last, r_next);
     FusedSwap(p_last, p_next);
     FusedSwap(y_last, y_next);

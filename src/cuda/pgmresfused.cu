@@ -832,13 +832,13 @@ __device__ __forceinline__ void PGMRESBackSolveWarp(const double *R, int m, int 
    block (Rs, t: its shared memory), x += the correction on this thread's
    rows, then r = B (b - A x) (left) or b - A x (right). Returns |r|, the
    same in every block; the partial sums go through part's first row. */
-__device__ __forceinline__ double PGMRESNextCycleStart(const FusedMatView &A, const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int m, double *Rs, double *t, const double *sV, int R, double *part, double *sum)
+__device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_group &grid, const FusedMatView &A, const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int m, double *Rs, double *t, const double *sV, int R, double *part, double *sum)
 {
   const double *Rg = PGMRESLoopR((PGMRESLoopState *)gs), *xis = Rg + (size_t)m * m;
   const int     n  = A.n;
   FusedSum      acc[1] = {};
 
-  FusedLoopBarrier(); /* R's last column, which block 0 wrote */
+  grid.sync(); /* R's last column, which block 0 wrote */
   for (int e = threadIdx.x; e < m * m; e += blockDim.x) Rs[e] = __ldcg(&Rg[e]);
   for (int l = threadIdx.x; l < m; l += blockDim.x) t[l] = __ldcg(&xis[l]);
   __syncthreads();
@@ -846,10 +846,10 @@ __device__ __forceinline__ double PGMRESNextCycleStart(const FusedMatView &A, co
   __syncthreads();
   for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += gridDim.x * blockDim.x, k++)
     v.x[i] = __dadd_rn(v.x[i], PGMRESCorrection<1>(v, m, t, i, [&](int l) { return sV ? sV[PGMRESSlot(l, k, R)] : v.V[(size_t)l * n + i]; }));
-  FusedLoopBarrier(); /* the product reads the other blocks' rows of x */
+  grid.sync(); /* the product reads the other blocks' rows of x */
   if (A.lrows.nchunks) {
     FusedLongRowsOf(A, FusedStored{v.x});
-    FusedLoopBarrier();
+    grid.sync();
   }
   FUSED_GRID_LOOP(i, n)
   {
@@ -857,7 +857,7 @@ __device__ __forceinline__ double PGMRESNextCycleStart(const FusedMatView &A, co
     FusedAddProduct(acc[0], r, r);
   }
   FusedStorePartials<1>(acc, part);
-  FusedLoopBarrier();
+  grid.sync();
   (void)PGMRESSumPartials<4>(part, gridDim.x, 1, 0, sum);
   return sqrt(fabs(sum[0]));
 }
@@ -909,6 +909,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
 {
   extern __shared__ double h[];
   __shared__ double              orth[3];
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int                      G = gridDim.x, m = gs->restart;
   int                            its0 = gs->its0;
   const double                   tol  = gs->breakdowntol;
@@ -921,17 +922,17 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
   for (int j = 0;; j++) {
     if (A.lrows.nchunks) { /* the long rows' rest first: the product reads it */
       FusedLongRowsOf(A, FusedStored{PGMRESStepVectors(v, j, A.n).in});
-      FusedLoopBarrier();
+      grid.sync();
     }
     if constexpr (GROUPS) {
       PGMRESApplyInGroups(A, v, j, scale, lanes);
-      FusedLoopBarrier();
+      grid.sync();
       PGMRESProductPart<FusedStored, CYCLES, false, true>(A, v, j, scale, xi, part, sV, R);
     } else {
       /* eight diagonals' loads at once where the registers are there */
       PGMRESProductPart<FusedStoredGathered<CYCLES ? 8 : 4>, CYCLES>(A, v, j, scale, xi, part, sV, R);
     }
-    FusedLoopBarrier();
+    grid.sync();
     /* four loads at a time: sixteen made the steps slower on the H100
        (10,000 rows 10.1 against 9.3 us, 262,144 rows 57.7 against 49.1),
        and so did either by the number of partials (10.7) */
@@ -940,13 +941,13 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
     double   o[3], rnorm;
     PGMRESOrthogPart<CYCLES>(A.n, v, j, h, acc, sV, R);
     FusedStorePartials<3>(acc, orth_part);
-    FusedLoopBarrier();
+    grid.sync();
     (void)PGMRESSumPartials<4>(orth_part, G, 3, 0, orth);
     for (int k = 0; k < 3; k++) o[k] = orth[k];
     const int verdict = PGMRESVerdict(conv, its0, j, m, tol, h, h_not_finite, o, &rnorm);
     if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm);
     if (CYCLES && verdict == PGMRES_CYCLE_DONE && j + 1 == m && its0 + m < conv.max_it) {
-      const double rnorm0     = PGMRESNextCycleStart(A, v, gs, m, h + m + 1, h, sV, R, orth_part, orth);
+      const double rnorm0     = PGMRESNextCycleStart(grid, A, v, gs, m, h + m + 1, h, sV, R, orth_part, orth);
       const bool   host_looks = !(rnorm0 > 0.0) || FusedMustStop(conv, its0 + m, rnorm0);
       its0 += m;
       if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecordStart(gs, state, hist, its0, rnorm0, host_looks);
@@ -958,7 +959,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
         v.z0[i]        = z;
         if (v.right && v.d) v.tmp[i] = v.d[i] * z;
       }
-      FusedLoopBarrier();
+      grid.sync();
       scale = 1.0;
       xi    = 0.0;
       j     = -1;
@@ -1110,9 +1111,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
        can hold its share (the grid is at least one block per multiprocessor),
        and then, if R's copy fits too, the cycles in the same kernel */
     {
-      /* on one cluster (FusedCUDARunSingleKernel()) the rows of FUSED_CLUSTER_MAX blocks or fewer */
-      const long most = FusedSingleKernelClustered(ctx, (long long)ctx->n * lanes) ? FUSED_CLUSTER_MAX : ctx->sms;
-      const long need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, blocks = need < 1 ? 1 : (need < most ? need : most);
+      const long need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, blocks = need < 1 ? 1 : (need < ctx->sms ? need : ctx->sms);
       R               = (int)((ctx->n + blocks * FUSED_BLOCK - 1) / (blocks * FUSED_BLOCK));
     }
     smem_basis = sizeof(double) * (size_t)restart * R * FUSED_BLOCK;

@@ -31,20 +31,12 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Fus
     }
   }
   PetscCall(PetscOptionsBool("-ksp_fused_compensated", "Compensated sums (Dot2: as if in twice the working precision, rounded once) in every reduction of the fused steps, for the last digits; slower", "KSPFusedSetCompensated", fused->compensated, &fused->compensated, NULL));
-  PetscCall(PetscOptionsInt("-ksp_fused_cluster_rows", "CUDA single-kernel loop: up to this many rows (times the lanes a row) it runs on one thread-block cluster of at most 16 multiprocessors, whose barrier costs about half a grid barrier (sm_90 on); 0: always the whole grid", "", fused->cluster_rows, &fused->cluster_rows, NULL));
-  PetscCheck(fused->cluster_rows >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_fused_cluster_rows %" PetscInt_FMT " must be non-negative", fused->cluster_rows);
   PetscCheck(fused->single_kernel_rows >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_fused_single_kernel_rows %" PetscInt_FMT " must be non-negative", fused->single_kernel_rows);
   PetscOptionsHeadEnd();
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode KSPFusedPlacePC(KSP, KSPFused *);
-
-/* the blocks of the thread-block cluster the last solve's single kernel ran on; 0: none */
-static PetscInt KSPFusedLoopCluster(KSPFused *fused)
-{
-  return fused->single_kernel && fused->loop_its > 0 && fused->work.cuda ? (PetscInt)FusedCUDALastCluster(fused->work.cuda) : 0;
-}
 
 PETSC_INTERN PetscErrorCode KSPFusedSetUp(KSP ksp, KSPFused *fused)
 {
@@ -259,12 +251,6 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  halo: %d ghost values per product on this rank, %" PetscInt_FMT " over all ranks; packed on the device, %s (-ksp_fused_halo %s)\n", nghost, fused->op.halo_total, how, FusedHaloTransports[fused->halo_transport]));
     }
     if (fused->loop_why) PetscCall(PetscViewerASCIIPrintf(viewer, "  iterations: %s (%" PetscInt_FMT " of the last solve ran on the device, started %" PetscInt_FMT " times by the host)\n", fused->loop_why, fused->loop_its, fused->loop_starts));
-    if (fused->single_kernel && fused->loop_its > 0 && fused->work.cuda) {
-      const PetscInt cluster = KSPFusedLoopCluster(fused);
-
-      if (cluster > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  single kernel: one thread-block cluster of %" PetscInt_FMT " blocks, whose barrier stands for the grid's (up to %" PetscInt_FMT " rows, -ksp_fused_cluster_rows)\n", cluster, fused->cluster_rows));
-      else PetscCall(PetscViewerASCIIPrintf(viewer, "  single kernel: a cooperative grid, grid barriers (a cluster up to %" PetscInt_FMT " rows where the device has clusters, -ksp_fused_cluster_rows)\n", fused->cluster_rows));
-    }
   }
   /* the placement is decided per solve; before the first one there is none to show */
   PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner: %s\n", fused->pcplace_why ? fused->pcplace_why : "placement decided at the first solve"));
@@ -439,13 +425,6 @@ static PetscErrorCode KSPFusedGetDeviceIterations_Fused(KSP ksp, PetscInt *its)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode KSPFusedGetDeviceLoopCluster_Fused(KSP ksp, PetscInt *blocks)
-{
-  PetscFunctionBegin;
-  *blocks = KSPFusedLoopCluster((KSPFused *)ksp->data);
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode KSPFusedGetDeviceLoopStarts_Fused(KSP ksp, PetscInt *starts)
 {
   KSPFused *fused = (KSPFused *)ksp->data;
@@ -488,7 +467,6 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   fused->device_loop       = PETSC_TRUE;
   fused->single_kernel_rows = 1 << 20;
   fused->single_kernel_rows_long = -1;
-  fused->cluster_rows            = FUSED_CLUSTER_THREADS_DEFAULT;
   fused->device        = -1; /* picked at the first CUDA setup or solve */
   fused->format            = FUSED_FORMAT_AUTO;
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetBackend_C", KSPFusedSetBackend_Fused));
@@ -496,7 +474,6 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackendUsed_C", KSPFusedGetBackendUsed_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceIterations_C", KSPFusedGetDeviceIterations_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopStarts_C", KSPFusedGetDeviceLoopStarts_Fused));
-  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopCluster_C", KSPFusedGetDeviceLoopCluster_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetCompensated_C", KSPFusedSetCompensated_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetCompensated_C", KSPFusedGetCompensated_Fused));
   PetscFunctionReturn(0);
@@ -510,7 +487,6 @@ PETSC_INTERN PetscErrorCode KSPFusedDecomposeBackend(KSP ksp)
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackendUsed_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceIterations_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopStarts_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopCluster_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetCompensated_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetCompensated_C", NULL));
   PetscFunctionReturn(0);
@@ -638,26 +614,6 @@ PetscErrorCode KSPFusedGetDeviceLoopStarts(KSP ksp, PetscInt *starts)
   PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
   PetscAssertPointer(starts, 2);
   PetscUseMethod(ksp, "KSPFusedGetDeviceLoopStarts_C", (KSP, PetscInt *), (ksp, starts));
-  PetscFunctionReturn(0);
-}
-
-/*@
-   KSPFusedGetDeviceLoopCluster - Gets the blocks of the thread-block cluster on which the last solve of a fused
-   Krylov method ran its single-kernel device loop (`-ksp_fused_cluster_rows`), 0 where that loop ran on a
-   cooperative grid, or ran no iteration
-
-   Not Collective
-
-   Level: advanced
-
-.seealso: `KSPFusedGetDeviceIterations()`, `KSPFusedGetDeviceLoopStarts()`
-@*/
-PetscErrorCode KSPFusedGetDeviceLoopCluster(KSP ksp, PetscInt *blocks)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
-  PetscAssertPointer(blocks, 2);
-  PetscUseMethod(ksp, "KSPFusedGetDeviceLoopCluster_C", (KSP, PetscInt *), (ksp, blocks));
   PetscFunctionReturn(0);
 }
 

@@ -1,7 +1,6 @@
 /* The CUDA backend's share of the driver: which backend a solve gets, the
    device workspace and operator, the compressed ghost exchange, and the
    device loop's contract with KSPConvergedDefault and the monitors. */
-#include <limits.h>
 #include "ksp/fusedimpl.h"
 
 static PetscErrorCode FusedOperatorIsAIJ(KSP ksp, PetscBool *isaij)
@@ -378,7 +377,6 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
     PetscCall(FusedDestroyWraps(fused)); /* over the vectors that went */
   }
   PetscCallFusedCUDA(FusedCUDASetCompensated(fused->work.cuda, (int)fused->compensated));
-  PetscCallFusedCUDA(FusedCUDASetClusterThreads(fused->work.cuda, (int)PetscMin(fused->cluster_rows, (PetscInt)INT_MAX)));
   PetscCall(FusedBuildDeviceOperator(ksp, fused));
   if (fused->pcplace == KSP_FUSED_PC_JACOBI) {
     PetscObjectState state;

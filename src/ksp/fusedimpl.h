@@ -40,7 +40,6 @@ typedef struct {
   PetscBool          single_kernel_rows_set;  /* the user gave single_kernel_rows: it holds for every operator */
   FusedHaloTransport halo_transport;     /* -ksp_fused_halo: how ghost values travel (auto: decided per operator) */
   PetscBool          compensated;        /* -ksp_fused_compensated: every reduction's sums compensated (KSPFusedSum) */
-  PetscInt           cluster_rows;       /* -ksp_fused_cluster_rows: up to this many rows (times the lanes a row) the single kernel is one thread-block cluster */
   const char        *description;        /* the method in one line, for -ksp_view */
 
   /* where this solve runs, and why */
