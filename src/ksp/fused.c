@@ -251,6 +251,7 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPrintf(viewer, "  halo: %d ghost values per product on this rank, %" PetscInt_FMT " over all ranks; packed on the device, %s (-ksp_fused_halo %s)\n", nghost, fused->op.halo_total, how, FusedHaloTransports[fused->halo_transport]));
     }
     if (fused->loop_why) PetscCall(PetscViewerASCIIPrintf(viewer, "  iterations: %s (%" PetscInt_FMT " of the last solve ran on the device, started %" PetscInt_FMT " times by the host)\n", fused->loop_why, fused->loop_its, fused->loop_starts));
+    if (fused->inplace_last) PetscCall(PetscViewerASCIIPrintf(viewer, "  b and x: the last solve read and wrote their device arrays in place (VECCUDA; no copy in or out)\n"));
   }
   /* the placement is decided per solve; before the first one there is none to show */
   PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner: %s\n", fused->pcplace_why ? fused->pcplace_why : "placement decided at the first solve"));

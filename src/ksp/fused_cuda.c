@@ -450,7 +450,8 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
   PetscBool   long_rows_graph = PETSC_FALSE; /* the graph, where the single kernel would run but for the operator's long rows */
 
   PetscFunctionBegin;
-  *allowed = PETSC_FALSE;
+  *allowed          = PETSC_FALSE;
+  fused->loop_solve = PETSC_FALSE;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   if (!fused->device_loop) {
     fused->loop_why = "on the host, one check per iteration (-ksp_fused_device_loop false)";
@@ -497,7 +498,8 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
   else if (fused->nullsp) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel removes no null space); the host looks only where the test stops it";
   else if (long_rows_graph) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the method's single kernel stops at fewer rows where the operator has long rows; -ksp_fused_single_kernel_rows sets one limit for all); the host looks only where the test stops it";
   else fused->loop_why = "on the device, from a CUDA graph of one kernel per step (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
-  *allowed        = PETSC_TRUE;
+  *allowed          = PETSC_TRUE;
+  fused->loop_solve = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 
@@ -613,22 +615,83 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP ksp, KSPFused *fused, PetscIn
   PetscFunctionReturn(0);
 }
 
-/* b to b_dev, and the initial guess (or zero) to x_dev, which holds the iterate from now on */
+/* Where the solve runs the single-kernel device loop on VECCUDA b and x of
+   distinct arrays, it reads and writes those arrays in place: no copy of b
+   in, of the guess in or of x out, and one ordering with PETSc's stream each
+   way instead of one per copy. The arrays stay checked out until
+   KSPFusedFinishSolve(). Elsewhere (host vectors, the graph, whose
+   kernels' arguments would change with the user's vectors, the host-driven
+   steps) b and x are copied to the workspace's own vectors. */
+static PetscErrorCode KSPFusedCUDASystemInPlace(KSP ksp, KSPFused *fused, PetscBool *inplace)
+{
+  const PetscScalar *b;
+  PetscScalar       *x;
+  PetscMemType       btype, xtype;
+
+  PetscFunctionBegin;
+  *inplace = PETSC_FALSE;
+  if (!fused->loop_solve || !fused->single_kernel || ksp->vec_rhs == ksp->vec_sol) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(VecGetArrayReadAndMemType(ksp->vec_rhs, &b, &btype));
+  if (!PetscMemTypeDevice(btype)) {
+    PetscCall(VecRestoreArrayReadAndMemType(ksp->vec_rhs, &b));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  fused->x_inplace_write = ksp->guess_zero;
+  if (ksp->guess_zero) PetscCall(VecGetArrayWriteAndMemType(ksp->vec_sol, &x, &xtype));
+  else PetscCall(VecGetArrayAndMemType(ksp->vec_sol, &x, &xtype));
+  if (!PetscMemTypeDevice(xtype) || (const PetscScalar *)x == b) {
+    if (ksp->guess_zero) PetscCall(VecRestoreArrayWriteAndMemType(ksp->vec_sol, &x));
+    else PetscCall(VecRestoreArrayAndMemType(ksp->vec_sol, &x));
+    PetscCall(VecRestoreArrayReadAndMemType(ksp->vec_rhs, &b));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  fused->b_inplace = b;
+  fused->x_inplace = x;
+  *inplace         = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* b to b_dev, and the initial guess (or zero) to x_dev, which holds the
+   iterate from now on; or, in place (KSPFusedCUDASystemInPlace()), the
+   user's arrays for them: a method takes its b and x from
+   KSPFusedCUDASystemVec() after this */
 PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP ksp, KSPFused *fused, double *b_dev, double *x_dev)
 {
+  PetscBool inplace;
+
   PetscFunctionBegin;
-  PetscCall(FusedDeviceUpload(&fused->work, ksp->vec_rhs, b_dev));
-  if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->work.cuda, x_dev, (int)fused->work.n));
-  else PetscCall(FusedDeviceUpload(&fused->work, ksp->vec_sol, x_dev));
+  PetscCall(KSPFusedCUDASystemInPlace(ksp, fused, &inplace));
+  if (inplace != fused->inplace_last) PetscCall(PetscInfo(ksp, "b and x %s\n", inplace ? "read and written in place on the device (VECCUDA, the single-kernel loop)" : "copied to and from the solver's device vectors"));
+  fused->inplace_last = inplace;
+  if (inplace) {
+    PetscCall(FusedDeviceWorkWaitForPETSc(&fused->work)); /* PETSc's last work on b and x comes first */
+    x_dev = fused->x_inplace;
+    if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->work.cuda, x_dev, (int)fused->work.n));
+  } else {
+    PetscCall(FusedDeviceUpload(&fused->work, ksp->vec_rhs, b_dev));
+    if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->work.cuda, x_dev, (int)fused->work.n));
+    else PetscCall(FusedDeviceUpload(&fused->work, ksp->vec_sol, x_dev));
+  }
   fused->x_device = x_dev;
   PetscFunctionReturn(0);
 }
 
-/* The device iterate to ksp->vec_sol (mid-solve for a monitor, or at the end) */
+/* The device vector a method's steps use for b (FUSED_SYSTEM_B) or x
+   (FUSED_SYSTEM_X): the user's in place, else the workspace's vector slot */
+PETSC_INTERN double *KSPFusedCUDASystemVec(KSPFused *fused, KSPFusedSystemPart part, int slot)
+{
+  if (part == FUSED_SYSTEM_B && fused->b_inplace) return (double *)fused->b_inplace;
+  if (part == FUSED_SYSTEM_X && fused->x_inplace) return fused->x_inplace;
+  return FusedCUDAVec(fused->work.cuda, slot);
+}
+
+/* The device iterate to ksp->vec_sol (mid-solve for a monitor, or at the
+   end); in place, x is there already: PETSc's stream only waits for it */
 PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToHost(KSP ksp, KSPFused *fused)
 {
   PetscFunctionBegin;
-  if (fused->x_device) PetscCall(FusedDeviceDownload(&fused->work, fused->x_device, ksp->vec_sol));
+  if (fused->x_inplace) PetscCall(FusedDeviceWorkHandToPETSc(&fused->work));
+  else if (fused->x_device) PetscCall(FusedDeviceDownload(&fused->work, fused->x_device, ksp->vec_sol));
   PetscFunctionReturn(0);
 }
 
@@ -638,7 +701,16 @@ PETSC_INTERN PetscErrorCode KSPFusedFinishSolve(KSP ksp, KSPFused *fused)
   PetscFunctionBegin;
   /* a failed PC has set the solution to Inf on the host: keep that */
   if (ksp->reason != KSP_DIVERGED_PC_FAILED) PetscCall(KSPFusedCUDASolutionToHost(ksp, fused));
-  fused->x_device = NULL;
+  if (fused->x_inplace) { /* PETSc's stream waits for x (above, or here where the PC failed) */
+    if (ksp->reason == KSP_DIVERGED_PC_FAILED) PetscCall(FusedDeviceWorkHandToPETSc(&fused->work));
+    if (fused->x_inplace_write) PetscCall(VecRestoreArrayWriteAndMemType(ksp->vec_sol, &fused->x_inplace));
+    else PetscCall(VecRestoreArrayAndMemType(ksp->vec_sol, &fused->x_inplace));
+    PetscCall(VecRestoreArrayReadAndMemType(ksp->vec_rhs, &fused->b_inplace));
+    fused->x_inplace = NULL;
+    fused->b_inplace = NULL;
+  }
+  fused->x_device   = NULL;
+  fused->loop_solve = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 

@@ -78,6 +78,14 @@ typedef struct {
   PetscInt            aux_vecs;          /* workspace vector where the inverse blocks or the null space's vectors begin (KSPFusedCUDAPrepare()) */
   PetscObjectState    dblock_device_state;
   double             *x_device;          /* the iterate on the device during a CUDA solve, else NULL */
+  /* VECCUDA b and x read and written in place, in the single-kernel device
+     loop (KSPFusedCUDASystemToDevice()): their device arrays, checked out
+     for the solve, else NULL */
+  const PetscScalar  *b_inplace;
+  PetscScalar        *x_inplace;
+  PetscBool           x_inplace_write;   /* x's was checked out for writing only (a zero guess) */
+  PetscBool           inplace_last;      /* the last solve on the device took b and x in place */
+  PetscBool           loop_solve;        /* this solve may iterate in the device loop (KSPFusedCUDALoopAllowed()) */
   PetscBool           single_kernel;     /* this solve's device loop is one cooperative kernel (else a CUDA graph) */
   const char         *loop_why;          /* where the iterations ran in the last solve */
   PetscInt            loop_its;          /* iterations run by the device loop in the last solve */
@@ -201,6 +209,11 @@ static inline int KSPFusedNormType(KSP ksp)
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP, KSPFused *, PetscInt from, PetscInt to);
 PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP, KSPFused *, double *b_dev, double *x_dev);
 PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToHost(KSP, KSPFused *);
+typedef enum {
+  FUSED_SYSTEM_B,
+  FUSED_SYSTEM_X
+} KSPFusedSystemPart;
+PETSC_INTERN double *KSPFusedCUDASystemVec(KSPFused *, KSPFusedSystemPart, int slot);
 PETSC_INTERN PetscErrorCode KSPFusedFinishSolve(KSP, KSPFused *);
 PETSC_INTERN PetscErrorCode KSPBuildSolution_Fused(KSP, Vec, Vec *);
 

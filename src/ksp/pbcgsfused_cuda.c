@@ -22,8 +22,8 @@ static FusedPBCGSVecs PBCGSFusedDeviceVecs(KSP_PBCGSFused *bcgs)
 
   /* the padding too: the device loop compares its kernels' arguments bytewise */
   memset(&v, 0, sizeof(v));
-  v.x     = FusedCUDAVec(ctx, BCGS_VEC_X);
-  v.b     = FusedCUDAVec(ctx, BCGS_VEC_B);
+  v.x     = KSPFusedCUDASystemVec(&bcgs->fused, FUSED_SYSTEM_X, BCGS_VEC_X);
+  v.b     = KSPFusedCUDASystemVec(&bcgs->fused, FUSED_SYSTEM_B, BCGS_VEC_B);
   v.r     = FusedCUDAVec(ctx, BCGS_VEC_R);
   v.rstar = FusedCUDAVec(ctx, BCGS_VEC_RSTAR);
   v.p     = FusedCUDAVec(ctx, BCGS_VEC_P);
@@ -63,6 +63,7 @@ static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscS
   PetscCall(KSPPBCGSFusedPrepare_CUDA(ksp));
   v = PBCGSFusedDeviceVecs(bcgs);
   PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
+  v = PBCGSFusedDeviceVecs(bcgs); /* b and x may be the user's now */
   if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));
   if (PBCGSFusedDevicePC(bcgs)) {
     /* w = b - A x (the start without d), r = B w, then r0* = p = r with RR and RR0 */

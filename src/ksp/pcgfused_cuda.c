@@ -17,8 +17,8 @@ static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
 
   /* the padding too: the device loop compares its kernels' arguments bytewise */
   memset(&v, 0, sizeof(v));
-  v.x        = FusedCUDAVec(ctx, PCG_VEC_X);
-  v.b        = FusedCUDAVec(ctx, PCG_VEC_B);
+  v.x        = KSPFusedCUDASystemVec(&cg->fused, FUSED_SYSTEM_X, PCG_VEC_X);
+  v.b        = KSPFusedCUDASystemVec(&cg->fused, FUSED_SYSTEM_B, PCG_VEC_B);
   v.r        = FusedCUDAVec(ctx, PCG_VEC_R);
   v.p        = FusedCUDAVec(ctx, PCG_VEC_P);
   v.y        = FusedCUDAVec(ctx, PCG_VEC_Y);
@@ -55,6 +55,7 @@ static PetscErrorCode PCGFusedStart_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar 
   v = PCGFusedDeviceVecs(ksp, cg);
   PetscCall(VecGetLocalSize(ksp->vec_rhs, &n));
   PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
+  v = PCGFusedDeviceVecs(ksp, cg); /* b and x may be the user's now */
   if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));
   PetscCallFusedCUDA(FusedPCGStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
   if (v.ns.m) {

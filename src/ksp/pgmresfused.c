@@ -240,6 +240,7 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
       else if (!gm->fused.single_kernel) gm->fused.loop_why = "on the device, from a CUDA graph of three kernels per Arnoldi step (-ksp_fused_single_kernel_rows); the host looks at each cycle's start and end and where the test stops it";
       else gm->fused.loop_why = "on the device, in one cooperative kernel with two grid barriers per Arnoldi step (-ksp_fused_single_kernel_rows); where the basis fits in shared memory (about 100,000 rows at restart 30 on an H100; restart at most " PetscStringize(FUSED_PGMRES_CYCLES_MAX_RESTART) ") the kernel also ends each cycle and starts the next, else the host does; the host looks where the test stops it";
     }
+    gm->fused.loop_solve = device_loop; /* b and x in place only with the device loop (KSPFusedCUDASystemToDevice()) */
   }
   ksp->its = 0;
   while (!ksp->reason) {

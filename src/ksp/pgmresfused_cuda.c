@@ -16,8 +16,8 @@ static FusedPGMRESVecs PGMRESFusedDeviceVecs(KSP ksp, KSP_PGMRESFused *gm)
 
   /* the padding too: the device loop compares its kernels' arguments bytewise */
   memset(&v, 0, sizeof(v));
-  v.x     = FusedCUDAVec(ctx, GM_VEC_X);
-  v.b     = FusedCUDAVec(ctx, GM_VEC_B);
+  v.x     = KSPFusedCUDASystemVec(&gm->fused, FUSED_SYSTEM_X, GM_VEC_X);
+  v.b     = KSPFusedCUDASystemVec(&gm->fused, FUSED_SYSTEM_B, GM_VEC_B);
   v.r     = FusedCUDAVec(ctx, GM_VEC_R);
   v.z0    = FusedCUDAVec(ctx, GM_VEC_Z0);
   v.w     = FusedCUDAVec(ctx, GM_VEC_W);
