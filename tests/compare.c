@@ -13,6 +13,8 @@
                           device loop (or none there)
    -expect_device_loop_starts_max N  the host started the device loop at
                           most N times
+   -expect_inplace true|false  the fused solve read b and wrote x in their
+                          own device arrays (VECCUDA), or copied them
    -expect_backend cuda   the fused solve ran on the CUDA backend
    -expect_no_copies      (a CUDA PETSc) the fused KSPSolve made no copy
                           between host and device that PETSc's own method
@@ -59,6 +61,7 @@ typedef struct {
   PetscReal          truerel, err;
   PetscInt           device_its;    /* of a fused method: iterations in the device loop */
   PetscInt           device_starts; /* and how often the host started it */
+  PetscBool          inplace;       /* b and x in their own device arrays */
 } SolveResult;
 
 /* Host-device copies PETSc has counted so far (a CUDA PETSc) */
@@ -112,6 +115,7 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
   PetscFunctionBegin;
   res->device_its    = 0;
   res->device_starts = 0;
+  res->inplace       = PETSC_FALSE;
   PetscCall(VecDuplicate(b, &x));
   PetscCall(KSPCreate(PetscObjectComm((PetscObject)A), &ksp));
   PetscCall(KSPSetOperators(ksp, A, A));
@@ -162,6 +166,7 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
     PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &is_fused, KSPPCGFUSED, KSPPBCGSFUSED, KSPPGMRESFUSED, ""));
     if (is_fused) PetscCall(KSPFusedGetDeviceIterations(ksp, &res->device_its));
     if (is_fused) PetscCall(KSPFusedGetDeviceLoopStarts(ksp, &res->device_starts));
+    if (is_fused) PetscCall(KSPFusedGetSystemInPlace(ksp, &res->inplace));
     if (is_fused) {
       KSPFusedBackend used;
       PetscCall(KSPFusedGetBackendUsed(ksp, &used));
@@ -182,7 +187,7 @@ int main(int argc, char **argv)
   PetscInt    n = 32, slack = 2, starts_max = -1, copies_max = -1;
   PetscReal   rtol = 1e-8; /* as SolveWith() sets it, unless -ksp_rtol */
   char        against[16] = "petsc";
-  PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set;
+  PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set, expect_inplace = PETSC_FALSE, expect_inplace_set;
   PetscBool   expect_no_copies = PETSC_FALSE, resolve = PETSC_FALSE, expect_backend_set, robust = PETSC_FALSE, attainable = PETSC_FALSE;
   PetscBool   breaks_down = PETSC_FALSE, hasrhs;
   char        rhsfile[PETSC_MAX_PATH_LEN] = "", nullspace[16] = "";
@@ -205,6 +210,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-against", against, sizeof(against), NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_device_loop", &expect_loop, &expect_loop_set));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_device_loop_starts_max", &starts_max, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_inplace", &expect_inplace, &expect_inplace_set));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_no_copies", &expect_no_copies, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_copies_max", &copies_max, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-resolve_scaled", &resolve, NULL));
@@ -253,6 +259,13 @@ int main(int argc, char **argv)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: %" PetscInt_FMT " of %" PetscInt_FMT " iterations in the device loop, started %" PetscInt_FMT " times\n", fused, rf.device_its, rf.its, rf.device_starts));
     if (expect_loop != (PetscBool)(rf.device_its > 0)) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: expected %s\n", expect_loop ? "iterations in the device loop" : "no iteration in the device loop"));
+      ok = PETSC_FALSE;
+    }
+  }
+  if (expect_inplace_set) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: b and x %s\n", fused, rf.inplace ? "in their own device arrays" : "copied"));
+    if (expect_inplace != rf.inplace) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: expected b and x %s\n", expect_inplace ? "in place" : "copied"));
       ok = PETSC_FALSE;
     }
   }

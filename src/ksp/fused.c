@@ -157,6 +157,7 @@ static PetscErrorCode KSPFusedPlacePC(KSP ksp, KSPFused *fused)
 PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
 {
   PetscFunctionBegin;
+  fused->inplace_last = PETSC_FALSE; /* until the CUDA backend takes b and x in place */
   /* PETSc 3.18 accepts these silently; a negative tolerance would make every test meaningless */
   PetscCheck(ksp->rtol >= 0.0 && ksp->rtol < 1.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: relative tolerance %g must be in [0, 1) (-ksp_rtol)", ((PetscObject)ksp)->type_name, (double)ksp->rtol);
   PetscCheck(ksp->abstol >= 0.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: absolute tolerance %g must be non-negative (-ksp_atol)", ((PetscObject)ksp)->type_name, (double)ksp->abstol);
@@ -426,6 +427,13 @@ static PetscErrorCode KSPFusedGetDeviceIterations_Fused(KSP ksp, PetscInt *its)
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode KSPFusedGetSystemInPlace_Fused(KSP ksp, PetscBool *inplace)
+{
+  PetscFunctionBegin;
+  *inplace = ((KSPFused *)ksp->data)->inplace_last;
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode KSPFusedGetDeviceLoopStarts_Fused(KSP ksp, PetscInt *starts)
 {
   KSPFused *fused = (KSPFused *)ksp->data;
@@ -475,6 +483,7 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackendUsed_C", KSPFusedGetBackendUsed_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceIterations_C", KSPFusedGetDeviceIterations_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopStarts_C", KSPFusedGetDeviceLoopStarts_Fused));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetSystemInPlace_C", KSPFusedGetSystemInPlace_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetCompensated_C", KSPFusedSetCompensated_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetCompensated_C", KSPFusedGetCompensated_Fused));
   PetscFunctionReturn(0);
@@ -488,6 +497,7 @@ PETSC_INTERN PetscErrorCode KSPFusedDecomposeBackend(KSP ksp)
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackendUsed_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceIterations_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopStarts_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetSystemInPlace_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetCompensated_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetCompensated_C", NULL));
   PetscFunctionReturn(0);
@@ -615,6 +625,26 @@ PetscErrorCode KSPFusedGetDeviceLoopStarts(KSP ksp, PetscInt *starts)
   PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
   PetscAssertPointer(starts, 2);
   PetscUseMethod(ksp, "KSPFusedGetDeviceLoopStarts_C", (KSP, PetscInt *), (ksp, starts));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   KSPFusedGetSystemInPlace - Gets whether the last solve of a fused Krylov method on the CUDA backend read the
+   right-hand side and wrote the solution in place, in their own device arrays (`VECCUDA` vectors, the single-kernel
+   device loop), rather than through copies to and from the solver's device vectors
+
+   Not Collective
+
+   Level: advanced
+
+.seealso: `KSPFusedGetDeviceIterations()`
+@*/
+PetscErrorCode KSPFusedGetSystemInPlace(KSP ksp, PetscBool *inplace)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscAssertPointer(inplace, 2);
+  PetscUseMethod(ksp, "KSPFusedGetSystemInPlace_C", (KSP, PetscBool *), (ksp, inplace));
   PetscFunctionReturn(0);
 }
 

@@ -661,7 +661,8 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP ksp, KSPFused *fused,
 
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDASystemInPlace(ksp, fused, &inplace));
-  if (inplace != fused->inplace_last) PetscCall(PetscInfo(ksp, "b and x %s\n", inplace ? "read and written in place on the device (VECCUDA, the single-kernel loop)" : "copied to and from the solver's device vectors"));
+  if (fused->inplace_said != (inplace ? 2 : 1)) PetscCall(PetscInfo(ksp, "b and x %s\n", inplace ? "read and written in place on the device (VECCUDA, the single-kernel loop)" : "copied to and from the solver's device vectors"));
+  fused->inplace_said = inplace ? 2 : 1;
   fused->inplace_last = inplace;
   if (inplace) {
     PetscCall(FusedDeviceWorkWaitForPETSc(&fused->work)); /* PETSc's last work on b and x comes first */

@@ -84,7 +84,8 @@ typedef struct {
   const PetscScalar  *b_inplace;
   PetscScalar        *x_inplace;
   PetscBool           x_inplace_write;   /* x's was checked out for writing only (a zero guess) */
-  PetscBool           inplace_last;      /* the last solve on the device took b and x in place */
+  PetscBool           inplace_last;      /* the last solve took b and x in place */
+  PetscInt            inplace_said;      /* what -info last said of it: 0 nothing yet, 1 copies, 2 in place */
   PetscBool           loop_solve;        /* this solve may iterate in the device loop (KSPFusedCUDALoopAllowed()) */
   PetscBool           single_kernel;     /* this solve's device loop is one cooperative kernel (else a CUDA graph) */
   const char         *loop_why;          /* where the iterations ran in the last solve */
