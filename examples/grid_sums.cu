@@ -104,18 +104,19 @@ __global__ void __launch_bounds__(FUSED_BLOCK, 2) BlockOrderedKernel(double *par
   KeepSums(sums, out);
 }
 
-template <int K, int BLOCK, int LOADS>
+/* CLUSTER: the grid is one cluster, whose barrier stands for the grid's */
+template <int K, int BLOCK, int LOADS, bool CLUSTER = false>
 __global__ void __launch_bounds__(BLOCK, 1) ByWarpKernel(double *part, int iters, double *out)
 {
-  cg::grid_group grid = cg::this_grid();
-  const int      G    = gridDim.x;
-  double         sums[K] = {};
+  const int G       = gridDim.x;
+  double    sums[K] = {};
   for (int it = 0; it < iters; it++) {
     double  acc[K];
     double *p = part + (size_t)(it & 1) * K * G;
     NextValues(sums, acc);
     FusedStorePartials<K, BLOCK>(acc, p);
-    grid.sync();
+    if constexpr (CLUSTER) cg::this_cluster().sync();
+    else cg::this_grid().sync();
     FusedSumPartialsByWarp<K, double, LOADS>(p, G, sums);
   }
   KeepSums(sums, out);
@@ -302,24 +303,6 @@ __global__ void ClusterSyncKernel(int iters, double *out)
   if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = 1.0;
 }
 
-/* by-warp with the grid one cluster: cluster.sync() for grid.sync() */
-template <int K, int BLOCK>
-__global__ void __launch_bounds__(BLOCK, 1) ByWarpClusterKernel(double *part, int iters, double *out)
-{
-  cg::cluster_group cluster = cg::this_cluster();
-  const int         G       = gridDim.x;
-  double            sums[K] = {};
-  for (int it = 0; it < iters; it++) {
-    double  acc[K];
-    double *p = part + (size_t)(it & 1) * K * G;
-    NextValues(sums, acc);
-    FusedStorePartials<K, BLOCK>(acc, p);
-    cluster.sync();
-    FusedSumPartialsByWarp<K, double, 1>(p, G, sums);
-  }
-  KeepSums(sums, out);
-}
-
 /* the grid one cluster, each block's partials in its own shared memory
    (two rounds' worth), warp k reading sum k of every block through the
    cluster */
@@ -427,7 +410,7 @@ int main(void)
     printf("cluster of %d, %d blocks of 256: K=5 %.3f  K=3 %.3f  barrier alone %.3f  cluster.sync() alone %.3f\n", blocks, grid, run(ClusterKernel<5, true>), run(ClusterKernel<3, true>), run(ClusterKernel<5, false>),
            PerRound([&] { MB_CHECK(cudaLaunchKernelEx(&config, ClusterSyncKernel, iters, out)); }));
   }
-  MB_CHECK(cudaFuncSetAttribute(ByWarpClusterKernel<5, 512>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  MB_CHECK(cudaFuncSetAttribute(ByWarpKernel<5, 512, 1, true>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   MB_CHECK(cudaFuncSetAttribute(DsmClusterKernel<5, 512>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   MB_CHECK(cudaFuncSetAttribute(ClusterSyncKernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   for (int grid = 4; grid <= 40; grid *= 2) {
@@ -445,12 +428,12 @@ int main(void)
     config.gridDim           = dim3(grid);
     config.attrs             = attr;
     config.numAttrs          = 1;
-    MB_CHECK(cudaOccupancyMaxActiveClusters(&clusters, ByWarpClusterKernel<5, 512>, &config));
+    MB_CHECK(cudaOccupancyMaxActiveClusters(&clusters, ByWarpKernel<5, 512, 1, true>, &config));
     if (clusters < 1) {
       printf("one cluster of %d blocks of 512: not resident on this device\n", grid);
       continue;
     }
-    printf("one cluster of %d blocks of 512: K=5 by-warp %.3f  K=5 shared memory %.3f  cluster.sync() alone %.3f\n", grid, PerRound([&] { MB_CHECK(cudaLaunchKernelEx(&config, ByWarpClusterKernel<5, 512>, part, iters, out)); }),
+    printf("one cluster of %d blocks of 512: K=5 by-warp %.3f  K=5 shared memory %.3f  cluster.sync() alone %.3f\n", grid, PerRound([&] { MB_CHECK(cudaLaunchKernelEx(&config, ByWarpKernel<5, 512, 1, true>, part, iters, out)); }),
            PerRound([&] { MB_CHECK(cudaLaunchKernelEx(&config, DsmClusterKernel<5, 512>, iters, out)); }), PerRound([&] { MB_CHECK(cudaLaunchKernelEx(&config, ClusterSyncKernel, iters, out)); }));
   }
   MB_CHECK(cudaFree(part));
