@@ -361,6 +361,21 @@ static double Cooperative(const void *kernel, int grid, int block, void **args)
   return PerRound([&] { MB_CHECK(cudaLaunchCooperativeKernel(kernel, grid, block, args, 0, 0)); });
 }
 
+/* one launch of grid blocks of block threads in clusters of cluster blocks (attr: its one attribute) */
+static cudaLaunchConfig_t ClusterConfig(cudaLaunchAttribute *attr, int cluster, int grid, int block)
+{
+  cudaLaunchConfig_t config = {};
+  attr->id                  = cudaLaunchAttributeClusterDimension;
+  attr->val.clusterDim.x    = cluster;
+  attr->val.clusterDim.y    = 1;
+  attr->val.clusterDim.z    = 1;
+  config.blockDim           = dim3(block);
+  config.gridDim            = dim3(grid);
+  config.attrs              = attr;
+  config.numAttrs           = 1;
+  return config;
+}
+
 int main(void)
 {
   cudaDeviceProp prop;
@@ -392,17 +407,9 @@ int main(void)
     if (grid <= 288) printf("poll, %d blocks of 256: K=5 %.3f  K=3 %.3f\n", grid, poll((const void *)PollKernel<5, 9>), poll((const void *)PollKernel<3, 9>));
   }
   for (int blocks = 2; blocks <= 8; blocks *= 2) {
-    cudaLaunchConfig_t  config = {};
-    cudaLaunchAttribute attr[1];
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t  config   = ClusterConfig(&attr, blocks, two, 256);
     int                 clusters = 0;
-    attr[0].id               = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = blocks;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    config.blockDim          = dim3(256);
-    config.gridDim           = dim3(two);
-    config.attrs             = attr;
-    config.numAttrs          = 1;
     MB_CHECK(cudaOccupancyMaxActiveClusters(&clusters, ClusterKernel<5, true>, &config));
     const int grid = clusters * blocks < two ? clusters * blocks : two - two % blocks;
     config.gridDim = dim3(grid);
@@ -417,17 +424,9 @@ int main(void)
     const int blocks = grid > 32 ? 40 : grid; /* 40 of 256: 10^4 rows a thread a row */
     printf("by-warp, %d blocks of 512, grid.sync(): K=5 %.3f  sync only %.3f\n", blocks, Cooperative((const void *)ByWarpKernel<5, 512, 1>, blocks, 512, args), Cooperative((const void *)SyncOnlyKernel, blocks, 512, sync_args));
     if (grid > 16) break;
-    cudaLaunchConfig_t  config = {};
-    cudaLaunchAttribute attr[1];
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t  config   = ClusterConfig(&attr, grid, grid, 512);
     int                 clusters = 0;
-    attr[0].id               = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = grid;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    config.blockDim          = dim3(512);
-    config.gridDim           = dim3(grid);
-    config.attrs             = attr;
-    config.numAttrs          = 1;
     MB_CHECK(cudaOccupancyMaxActiveClusters(&clusters, ByWarpKernel<5, 512, 1, true>, &config));
     if (clusters < 1) {
       printf("one cluster of %d blocks of 512: not resident on this device\n", grid);

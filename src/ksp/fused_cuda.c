@@ -622,32 +622,33 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP ksp, KSPFused *fused, PetscIn
    KSPFusedFinishSolve(). Elsewhere (host vectors, the graph, whose
    kernels' arguments would change with the user's vectors, the host-driven
    steps) b and x are copied to the workspace's own vectors. */
+/* Gives back b's and x's device arrays, as far as they were checked out */
+static PetscErrorCode KSPFusedCUDASystemRelease(KSP ksp, KSPFused *fused)
+{
+  PetscFunctionBegin;
+  if (fused->x_inplace && fused->x_inplace_write) PetscCall(VecRestoreArrayWriteAndMemType(ksp->vec_sol, &fused->x_inplace));
+  else if (fused->x_inplace) PetscCall(VecRestoreArrayAndMemType(ksp->vec_sol, &fused->x_inplace));
+  if (fused->b_inplace) PetscCall(VecRestoreArrayReadAndMemType(ksp->vec_rhs, &fused->b_inplace));
+  fused->x_inplace = NULL;
+  fused->b_inplace = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode KSPFusedCUDASystemInPlace(KSP ksp, KSPFused *fused, PetscBool *inplace)
 {
-  const PetscScalar *b;
-  PetscScalar       *x;
-  PetscMemType       btype, xtype;
+  PetscMemType btype, xtype = PETSC_MEMTYPE_HOST;
 
   PetscFunctionBegin;
   *inplace = PETSC_FALSE;
   if (!fused->loop_solve || !fused->single_kernel || ksp->vec_rhs == ksp->vec_sol) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(VecGetArrayReadAndMemType(ksp->vec_rhs, &b, &btype));
-  if (!PetscMemTypeDevice(btype)) {
-    PetscCall(VecRestoreArrayReadAndMemType(ksp->vec_rhs, &b));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
+  PetscCall(VecGetArrayReadAndMemType(ksp->vec_rhs, &fused->b_inplace, &btype));
   fused->x_inplace_write = ksp->guess_zero;
-  if (ksp->guess_zero) PetscCall(VecGetArrayWriteAndMemType(ksp->vec_sol, &x, &xtype));
-  else PetscCall(VecGetArrayAndMemType(ksp->vec_sol, &x, &xtype));
-  if (!PetscMemTypeDevice(xtype) || (const PetscScalar *)x == b) {
-    if (ksp->guess_zero) PetscCall(VecRestoreArrayWriteAndMemType(ksp->vec_sol, &x));
-    else PetscCall(VecRestoreArrayAndMemType(ksp->vec_sol, &x));
-    PetscCall(VecRestoreArrayReadAndMemType(ksp->vec_rhs, &b));
-    PetscFunctionReturn(PETSC_SUCCESS);
+  if (PetscMemTypeDevice(btype)) {
+    if (ksp->guess_zero) PetscCall(VecGetArrayWriteAndMemType(ksp->vec_sol, &fused->x_inplace, &xtype));
+    else PetscCall(VecGetArrayAndMemType(ksp->vec_sol, &fused->x_inplace, &xtype));
   }
-  fused->b_inplace = b;
-  fused->x_inplace = x;
-  *inplace         = PETSC_TRUE;
+  if (!PetscMemTypeDevice(btype) || !PetscMemTypeDevice(xtype) || (const PetscScalar *)fused->x_inplace == fused->b_inplace) PetscCall(KSPFusedCUDASystemRelease(ksp, fused));
+  else *inplace = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -700,16 +701,10 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToHost(KSP ksp, KSPFused *fused)
 PETSC_INTERN PetscErrorCode KSPFusedFinishSolve(KSP ksp, KSPFused *fused)
 {
   PetscFunctionBegin;
-  /* a failed PC has set the solution to Inf on the host: keep that */
-  if (ksp->reason != KSP_DIVERGED_PC_FAILED) PetscCall(KSPFusedCUDASolutionToHost(ksp, fused));
-  if (fused->x_inplace) { /* PETSc's stream waits for x (above, or here where the PC failed) */
-    if (ksp->reason == KSP_DIVERGED_PC_FAILED) PetscCall(FusedDeviceWorkHandToPETSc(&fused->work));
-    if (fused->x_inplace_write) PetscCall(VecRestoreArrayWriteAndMemType(ksp->vec_sol, &fused->x_inplace));
-    else PetscCall(VecRestoreArrayAndMemType(ksp->vec_sol, &fused->x_inplace));
-    PetscCall(VecRestoreArrayReadAndMemType(ksp->vec_rhs, &fused->b_inplace));
-    fused->x_inplace = NULL;
-    fused->b_inplace = NULL;
-  }
+  if (fused->x_inplace) { /* x is in the user's array: PETSc's stream waits for it, and the arrays go back */
+    PetscCall(FusedDeviceWorkHandToPETSc(&fused->work));
+    PetscCall(KSPFusedCUDASystemRelease(ksp, fused));
+  } else if (ksp->reason != KSP_DIVERGED_PC_FAILED) PetscCall(KSPFusedCUDASolutionToHost(ksp, fused)); /* a failed PC has set the solution to Inf on the host: keep that */
   fused->x_device   = NULL;
   fused->loop_solve = PETSC_FALSE;
   PetscFunctionReturn(0);
