@@ -8,7 +8,8 @@
    -against reference     the baseline is the fused method on the reference
                           backend and the fused one runs on CUDA: iterations
                           within -its_slack (default 1) and true residual
-                          within 10x, both (needs a GPU)
+                          within 10x, both (needs a GPU); where CUDA stops
+                          first, its true residual within 10x rtol
    -expect_device_loop true|false  the fused solve ran iterations in the
                           device loop (or none there)
    -expect_device_loop_starts_max N  the host started the device loop at
@@ -309,12 +310,16 @@ int main(int argc, char **argv)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: CUDA backend took %" PetscInt_FMT " iterations, the reference %" PetscInt_FMT " (slack %" PetscInt_FMT ")\n", rf.its, rb.its, slack));
     ok = PETSC_FALSE;
   }
-  if (oracle && rf.truerel > 10.0 * rb.truerel && rf.truerel > 1e-14) {
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-ksp_rtol", &rtol, NULL)); /* SolveWith()'s 1e-8 unless given */
+  /* a CUDA solve that converged an iteration or more before the reference
+     (within the slack: its sums round differently) lacks the reference's
+     last steps, each of which may cut the residual by more than 10: it is
+     held to 10x rtol instead */
+  if (oracle && rf.truerel > 10.0 * rb.truerel && rf.truerel > 1e-14 && !(rf.reason > 0 && rf.its < rb.its && rf.truerel <= 10.0 * rtol)) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: CUDA backend true residual %.3e > 10x the reference's %.3e\n", (double)rf.truerel, (double)rb.truerel));
     ok = PETSC_FALSE;
   }
 
-  PetscCall(PetscOptionsGetReal(NULL, NULL, "-ksp_rtol", &rtol, NULL)); /* SolveWith()'s 1e-8 unless given */
   if (breaks_down) {
     if (rb.reason != KSP_DIVERGED_BREAKDOWN) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: the baseline %s was to break down\n", base));

@@ -430,9 +430,8 @@ __global__ static void FusedRhsNormKernel(int n, const double *b, const double *
   T acc[1] = {};
   FUSED_GRID_LOOP(i, n)
   {
-    const double bi = b[i], zi = d ? d[i] * bi : bi;
-    if (normtype == FUSED_NORM_PRECONDITIONED) FusedAddProduct(acc[0], zi, zi);
-    else FusedAddProduct(acc[0], bi, normtype == FUSED_NORM_UNPRECONDITIONED ? bi : zi);
+    const double bi = b[i];
+    FusedAddRhsNormTerm(acc[0], normtype, bi, d ? d[i] * bi : bi);
   }
   FusedReduce<1>(acc, partials, sums, ticket, slot);
 }

@@ -273,10 +273,17 @@ int FusedPCGProduct(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v);
    (FusedCUDAGetPostedSums()). Needs 6 sums in the workspace. */
 int FusedPCGProductLocal(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v);
 int FusedPCGProductGhosts(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v);
+/* Where a single-kernel loop begins: after steps of the host's
+   (FUSED_LOOP_GOES_ON: their sums are in the workspace), or at the solve's
+   start, which the kernel then makes itself (FusedPCGStart() and
+   FusedPCGProduct() before its first iteration, b's norm beside them where
+   the test needs it) from a zero guess or from x, with judge_first set */
+enum { FUSED_LOOP_GOES_ON, FUSED_LOOP_START_ZERO, FUSED_LOOP_START_GUESS };
 /* iterations it0+1, ... on the device, until the test or a breakdown check
    asks the host to look; *its is that iteration. From a CUDA graph, or with
-   single_kernel from one cooperative kernel with grid barriers. */
-int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its);
+   single_kernel from one cooperative kernel with grid barriers, which
+   begins as start says (FUSED_LOOP_*; the graph goes on only). */
+int FusedPCGLoop(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int start, int *its);
 
 /* ---- pbcgsfused ---------------------------------------------------------- */
 typedef struct {
@@ -294,7 +301,7 @@ int FusedPBCGSSumsS(FusedCUDA ctx, const FusedPBCGSVecs *v);
 int FusedPBCGSUpdateS(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha);
 int FusedPBCGSProductS(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v);
 int FusedPBCGSUpdateXRP(FusedCUDA ctx, const FusedPBCGSVecs *v, double alpha, double omega, double beta);
-int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its);
+int FusedPBCGSLoop(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int start, int *its);
 /* pbcgsfused's device sums: RR, RR0, VR0 (first reduction), TT, TS, TR0,
    SR0, SS (second), omega and beta of the device loop, ||B b||^2; then,
    with a null space, <v, n_k> and <t, n_k> of the two products */

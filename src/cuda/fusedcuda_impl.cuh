@@ -1000,16 +1000,30 @@ __device__ __forceinline__ double FusedBlockColumn(const double *dblock, int bs,
   return z;
 }
 
+/* Row i's term of the square of b's norm in the method's norm type
+   (FusedCUDARhsNorm()): <Bb,Bb>, <b,b> or <b,Bb>, zi = (B b)_i */
+template <class T>
+__device__ __forceinline__ void FusedAddRhsNormTerm(T &acc, int normtype, double bi, double zi)
+{
+  if (normtype == FUSED_NORM_PRECONDITIONED) FusedAddProduct(acc, zi, zi);
+  else FusedAddProduct(acc, bi, normtype == FUSED_NORM_UNPRECONDITIONED ? bi : zi);
+}
+
 /* KSPConvergedDefault at iteration 0 (FusedConvergence.judge_first), from
    that iteration's norm and, for a reference of b's norm, its square in
    sums[c.rhs_slot]: the same operations, so the same bits, as the host's
    PetscMax(rtol * rnorm0, abstol) and divtol * rnorm0 */
-__device__ __forceinline__ void FusedSetTolerances(FusedConvergence &c, double rnorm, const double *sums)
+__device__ __forceinline__ void FusedSetTolerancesFrom(FusedConvergence &c, double rnorm, double rhs_square)
 {
-  const double rnorm0 = FusedReferenceNorm(c.reference, rnorm, c.reference == FUSED_REFERENCE_RESIDUAL ? 0.0 : sums[c.rhs_slot]);
+  const double rnorm0 = FusedReferenceNorm(c.reference, rnorm, rhs_square);
   const double rel    = c.rtol * rnorm0;
   c.ttol           = rel < c.abstol ? c.abstol : rel;
   c.dtol           = c.divtol * rnorm0;
+}
+
+__device__ __forceinline__ void FusedSetTolerances(FusedConvergence &c, double rnorm, const double *sums)
+{
+  FusedSetTolerancesFrom(c, rnorm, c.reference == FUSED_REFERENCE_RESIDUAL ? 0.0 : sums[c.rhs_slot]);
 }
 
 /* the device loop's test of KSPConvergedDefault: true where the host must look */

@@ -481,10 +481,49 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PBCGSProductSBlockKernel(FusedMat
    (judge_first), ttol and dtol from the start's RR. Not inlined: it runs
    once, and inlined it made the kernel spill more (512 threads: 80 bytes
    against 48, ptxas) */
-__device__ __noinline__ FusedConvergence PBCGSLoopConvergence(FusedConvergence conv, const double *sums)
+__device__ __noinline__ FusedConvergence PBCGSLoopConvergence(FusedConvergence conv, double rr, double rhs_square)
 {
-  if (conv.judge_first) FusedSetTolerances(conv, sqrt(fabs(sums[RR])), sums);
+  if (conv.judge_first) FusedSetTolerancesFrom(conv, sqrt(fabs(rr)), rhs_square);
   return conv;
+}
+
+/* The solve's start inside the single kernel, as FusedPBCGSStart() makes
+   it in a kernel of its own: r = B (b - A x) (or B b, and x = 0), r0* = p
+   = r, and RR = RR0 = <r,r> as partials at part (the first iteration's
+   slot), with ||B b||^2 (pbcgsfused's only norm) at part_rhs where the test
+   needs it (rhs). Inlined: a call would copy the kernel's arguments to the
+   stack (pcgfused's PCGSingleStart()). */
+template <int BLOCK, bool GROUPS>
+__device__ __forceinline__ void PBCGSSingleStart(const FusedMatView &A, const FusedPBCGSVecs &v, int start, bool rhs, double *part, double *part_rhs, int lanes)
+{
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  FusedSum                       acc[2] = {}, rhs_acc[1] = {};
+  auto                           row    = [&](int i, double axi) {
+    const double bi = v.b[i], di = v.d ? v.d[i] : 1.0;
+    double       r  = start == FUSED_LOOP_START_ZERO ? bi : bi - axi;
+    if (v.d) r *= di;
+    if (start == FUSED_LOOP_START_ZERO) v.x[i] = 0.0;
+    v.r[i] = v.rstar[i] = v.p[i] = r;
+    FusedAddProduct(acc[0], r, r);
+    if (rhs) FusedAddRhsNormTerm(rhs_acc[0], FUSED_NORM_PRECONDITIONED, bi, v.d ? di * bi : bi);
+  };
+  if (start == FUSED_LOOP_START_ZERO) {
+    FUSED_GRID_LOOP(i, A.n) row(i, 0.0);
+  } else {
+    const FusedStored x = {v.x};
+    if (A.lrows.nchunks) {
+      FusedLongRowsOf(A, x);
+      grid.sync();
+    }
+    if constexpr (GROUPS) FusedRowsInGroups<BLOCK>(A, x, lanes, row);
+    else {
+      FUSED_GRID_LOOP(i, A.n) row(i, FusedRowProduct(A, v.x, i));
+    }
+  }
+  acc[1] = acc[0];
+  FusedStorePartials<2, BLOCK>(acc, part);
+  if (rhs) FusedStorePartials<1, BLOCK>(rhs_acc, part_rhs);
+  grid.sync(); /* r0* and p complete before the first product reads them */
 }
 
 /* The whole loop in one cooperative kernel for small systems: two grid
@@ -494,43 +533,64 @@ __device__ __noinline__ FusedConvergence PBCGSLoopConvergence(FusedConvergence c
    t = B A s, then x, r, p with the next v = B A p. p and v therefore
    alternate between v's vectors and the spare ones (two of length n).
    Partial sums of iteration it live in buffer it & 1 (RR, RR0 and VR0 of it
-   are written by iteration it - 1); a stop leaves RR and RR0 of the
-   iteration in sums[], and its p in v.p, from where the host goes on with
-   product_p. One block per multiprocessor (FusedSingleKernelBlock()); of
+   are written by iteration it - 1); a stop leaves RR, RR0 and VR0 of the
+   iteration in sums[], and its p and v = B A p in v.p and v.v, from where
+   the host goes on as after product_p. One block per multiprocessor (FusedSingleKernelBlock()); of
    FUSED_BLOCK threads the steps keep every value in registers (H100,
    10,000 rows: 7.9 against 8.0 us with two blocks' 128 registers). */
 template <int BLOCK, bool GROUPS = false>
-__global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, FusedPBCGSVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist, int lanes)
+__global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, FusedPBCGSVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist, int lanes, int start)
 {
   /* ROOMY: more than 128 registers per thread, for loads early */
   constexpr bool                 ROOMY = 65536 / BLOCK > 128;
   cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
   const int                      G     = gridDim.x;
   const int                      first = state->it;
-  const FusedConvergence         conv  = PBCGSLoopConvergence(state->conv, sums);
+  const bool                     rhs_test = state->conv.judge_first && state->conv.reference != FUSED_REFERENCE_RESIDUAL;
+  FusedConvergence               conv;
   /* iteration it reads p_last and v_last and writes p_next and v_next, then they swap */
   double *p_last = v.p, *v_last = v.v, *p_next = spare, *v_next = spare + A.n;
 
-  { /* v = B A p of iteration first + 1 from the p the host left */
+  /* the first iteration's RR and RR0 as partials in its slot, as every later
+     iteration finds them: from the start made here (b's norm after both
+     slots), or from sums[], where the host's steps left them (one thread
+     holds each: the sums over the blocks are exact) */
+  double *part_first = part + (size_t)((first + 1) & 1) * NSUMS * G * FUSED_SUM_WIDTH;
+  if (BLOCK == FUSED_BLOCK && start != FUSED_LOOP_GOES_ON) {
+    double *part_rhs = part + (size_t)2 * NSUMS * G * FUSED_SUM_WIDTH;
+    double  rr[1], rhs_square[1] = {0.0};
+    if constexpr (BLOCK == FUSED_BLOCK) PBCGSSingleStart<BLOCK, GROUPS>(A, v, start, rhs_test, part_first + RR * G * FUSED_SUM_WIDTH, part_rhs, lanes);
+    FusedSumPartialsByWarp<1, FusedSum>(part_first + RR * G * FUSED_SUM_WIDTH, G, rr);
+    if (rhs_test) {
+      __syncthreads(); /* FusedSumPartialsByWarp's result[] again */
+      FusedSumPartialsByWarp<1, FusedSum>(part_rhs, G, rhs_square);
+      if (blockIdx.x == 0 && threadIdx.x == 0) sums[state->conv.rhs_slot] = rhs_square[0]; /* for the host's replay of iteration 0 */
+    }
+    conv = PBCGSLoopConvergence(state->conv, rr[0], rhs_square[0]);
+  } else {
+    FusedSum acc[2] = {};
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+      acc[0] += sums[RR]; /* to zeros: exact, in the compensated build too */
+      acc[1] += sums[RR0];
+    }
+    FusedStorePartials<2, BLOCK>(acc, part_first + RR * G * FUSED_SUM_WIDTH);
+    conv = PBCGSLoopConvergence(state->conv, sums[RR], rhs_test ? sums[state->conv.rhs_slot] : 0.0);
+  }
+
+  { /* v = B A p of iteration first + 1 from the start's p or the one the host left */
     FusedSum vr0[1] = {};
     if (A.lrows.nchunks) { /* the long rows' rest first: the products read it */
       FusedLongRowsOf(A, FusedStored{v.p});
       grid.sync();
     }
     FUSED_GRID_LOOP(i, A.n) PBCGSProductPRow(A, v, i, vr0[0]);
-    FusedStorePartials<1, BLOCK>(vr0, part + ((size_t)((first + 1) & 1) * NSUMS * G + VR0 * G) * FUSED_SUM_WIDTH);
+    FusedStorePartials<1, BLOCK>(vr0, part_first + VR0 * G * FUSED_SUM_WIDTH);
     grid.sync();
   }
   for (int it = first + 1;; it++) {
     double   *part_it = part + (size_t)(it & 1) * NSUMS * G * FUSED_SUM_WIDTH, *part_next = part + (size_t)((it + 1) & 1) * NSUMS * G * FUSED_SUM_WIDTH;
     double    s1[3]; /* RR, RR0, VR0 */
-    if (it == first + 1) { /* the host's update left RR and RR0 in sums[] */
-      double vr0[1];
-      FusedSumPartialsByWarp<1, FusedSum>(part_it + VR0 * G * FUSED_SUM_WIDTH, G, vr0);
-      s1[0] = sums[RR];
-      s1[1] = sums[RR0];
-      s1[2] = vr0[0];
-    } else FusedSumPartialsByWarp<3, FusedSum>(part_it + RR * G * FUSED_SUM_WIDTH, G, s1);
+    FusedSumPartialsByWarp<3, FusedSum>(part_it + RR * G * FUSED_SUM_WIDTH, G, s1);
     const double rho = s1[1], vr0 = s1[2], rnorm = sqrt(fabs(s1[0]));
     bool         stop  = FusedMustStop(conv, it, rnorm) || !isfinite(rho) || !isfinite(vr0) || rho == 0.0 || vr0 == 0.0;
     const double alpha = stop ? 0.0 : rho / vr0;
@@ -559,12 +619,17 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
       if (blockIdx.x == 0 && threadIdx.x == 0) {
         sums[RR]    = s1[0];
         sums[RR0]   = rho;
+        sums[VR0]   = vr0;
         state->it   = it;
         state->stop = 1;
       }
       if (p_last != v.p) {
-        /* the host goes on from v.p; each thread copies the rows it wrote */
-        FUSED_GRID_LOOP(i, A.n) v.p[i] = p_last[i];
+        /* the host goes on from v.p and v.v (v = B A p made); each thread copies the rows it wrote */
+        FUSED_GRID_LOOP(i, A.n)
+        {
+          v.p[i] = p_last[i];
+          v.v[i] = v_last[i];
+        }
       }
       return;
     }
@@ -915,25 +980,39 @@ static int PBCGSBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditional
   return FusedLaunchLoopKernel(ctx, PBCGSUpdateXRPKernel, gx, 0, ctx->n, a->v, 0.0, 0.0, 0.0, ctx->partials, ctx->sums, ctx->ticket, (const FusedLoopState *)ctx->state);
 }
 
-extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its)
+extern "C" int FUSED_METHOD_ENTRY(FusedPBCGSLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPBCGSVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int start, int *its)
 {
-  FUSED_COMPENSATED_TWIN(FusedPBCGSLoop, ctx, A, v, conv, it0, single_kernel, its);
+  FUSED_COMPENSATED_TWIN(FusedPBCGSLoop, ctx, A, v, conv, it0, single_kernel, start, its);
   PBCGSLoopArgs args;
   if (ctx->maxsums < NSUMS) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "pbcgsfused needs %d sums in the workspace, it has %d", NSUMS, ctx->maxsums);
+  if (start != FUSED_LOOP_GOES_ON && (!single_kernel || v->dblock || it0 != -1 || !conv->judge_first)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the loop makes the solve's start itself in the single kernel, from iteration -1 with its first test and the fused PC");
   if (single_kernel) {
     if (v->dblock) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no point-block Jacobi (its products form the s and p of the rows they read, which would need their blocks)");
     FusedMatView view = A->view;
     FusedPBCGSVecs vecs = *v;
     double      *part = NULL, *spare = NULL;
     int          lanes   = FusedRowLanes(ctx, A);
-    void        *kargs[] = {&view, &vecs, &spare, &part, &ctx->sums, &ctx->state, &ctx->hist, &lanes};
+    void        *kargs[] = {&view, &vecs, &spare, &part, &ctx->sums, &ctx->state, &ctx->hist, &lanes, &start};
     if (int err = FusedCUDAEnsureLoopVectors(ctx, 2, &spare)) return err;
     const long long threads = (long long)ctx->n * lanes;
     const int       block   = FusedSingleKernelBlock(ctx, threads);
     const void     *kernel;
     if (lanes > 1) kernel = block == FUSED_BLOCK ? (const void *)PBCGSSingleKernel<FUSED_BLOCK, true> : (const void *)PBCGSSingleKernel<FUSED_WIDE_BLOCK, true>;
     else kernel = block == FUSED_BLOCK ? (const void *)PBCGSSingleKernel<FUSED_BLOCK> : (const void *)PBCGSSingleKernel<FUSED_WIDE_BLOCK>;
-    return FusedCUDARunSingleKernel(ctx, kernel, block, (int)threads, NSUMS, 0, conv, it0, NULL, kargs, &part, its);
+    if (start != FUSED_LOOP_GOES_ON && block != FUSED_BLOCK) {
+      /* the wide kernel has no start: with it inlined, its loop spilled more
+         (96 bytes against 48, ptxas) and took 22.6-22.9 us an iteration on
+         64^3 against 21.5-21.8 (H100). The start and b's norm go in kernels
+         of their own, the loop on from their sums. */
+      if (start == FUSED_LOOP_START_ZERO)
+        if (int err = FusedCUDAZero(ctx, v->x, ctx->n)) return err;
+      if (int err = FUSED_METHOD_ENTRY(FusedPBCGSStart)(ctx, A, v, start == FUSED_LOOP_START_ZERO)) return err;
+      if (conv->reference != FUSED_REFERENCE_RESIDUAL)
+        if (int err = FusedCUDARhsNorm(ctx, v->b, v->d, FUSED_NORM_PRECONDITIONED, conv->rhs_slot)) return err;
+      start = FUSED_LOOP_GOES_ON;
+    }
+    /* the start's b norm after both slots of partials: room for one sum more */
+    return FusedCUDARunSingleKernel(ctx, kernel, block, (int)threads, NSUMS + 1, 0, conv, it0, NULL, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args));
   args.A = A->view;

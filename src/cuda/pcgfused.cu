@@ -551,13 +551,94 @@ __global__ void PCGGhostNullKernel(int nbound, const int *brow, const int *bptr,
    where the first iteration is untested. Not inlined: it runs once, and
    inlined it made the kernel spill (512 threads with long rows and Jacobi:
    64 bytes against none, ptxas) */
-__device__ __noinline__ FusedConvergence PCGLoopConvergence(const FusedPCGVecs &v, FusedConvergence conv, const double *sums)
+__device__ __noinline__ FusedConvergence PCGLoopConvergence(FusedConvergence conv, double rnorm, double rhs_square)
 {
-  if (conv.judge_first) {
-    const double s[NSUMS] = {sums[RZ], sums[NORM], sums[PY], sums[YW], sums[YZ]};
-    FusedSetTolerances(conv, PCGNorm(v.normtype, s), sums);
-  }
+  if (conv.judge_first) FusedSetTolerancesFrom(conv, rnorm, rhs_square);
   return conv;
+}
+
+/* The solve's start vector p's entry j, computed where the product reads it
+   (a zero guess: r = b, p = B b), so that the start needs no grid barrier
+   before its product */
+template <bool JACOBI>
+struct PCGStartDirection {
+  static constexpr bool gather = false;
+  const double *b, *d;
+  __device__ __forceinline__ double operator()(int j) const { return JACOBI ? d[j] * b[j] : b[j]; }
+};
+
+/* The solve's start inside the single kernel, as FusedPCGStart() and
+   FusedPCGProduct() make it in kernels of their own: r = b - A x (or b,
+   and x = 0), p = z = B r, y = A p, and iteration 0's sums as partials at
+   part (the first iteration's slot), with the square of b's norm in the
+   method's norm at part_rhs where the test needs it (rhs). Every block
+   goes through the same grid barriers. Inlined: a call would copy the
+   kernel's arguments to the stack (480 bytes, and spills in the loop of
+   the 512-thread kernels, ptxas). */
+template <bool JACOBI, int BLOCK, bool LONG_ROWS, bool GROUPS>
+__device__ __forceinline__ void PCGSingleStart(const FusedMatView &A, const FusedPCGVecs &v, int start, bool rhs, double *part, double *part_rhs, int lanes)
+{
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  FusedSum                       acc[NSUMS] = {}, rhs_acc[1] = {};
+  /* row i's r, z and p from its A x (none: a zero guess); RZ, NORM and b's norm */
+  auto residual = [&](int i, double axi) {
+    const double bi = v.b[i];
+    const double r  = start == FUSED_LOOP_START_ZERO ? bi : bi - axi;
+    const double z  = JACOBI ? v.d[i] * r : r;
+    if (start == FUSED_LOOP_START_ZERO) v.x[i] = 0.0;
+    v.r[i] = r;
+    v.p[i] = z;
+    FusedAddProduct(acc[RZ], r, z);
+    acc[NORM] += PCGNormTerm(v.normtype, r, z);
+    if (rhs) FusedAddRhsNormTerm(rhs_acc[0], v.normtype, bi, JACOBI ? v.d[i] * bi : bi);
+    return z;
+  };
+  /* row i's y = A p and PY, YW, YZ */
+  auto product = [&](int i, double yi, double pi, double zi) {
+    v.y[i] = yi;
+    FusedAddProduct(acc[PY], pi, yi);
+    FusedAddProduct(acc[YW], yi, JACOBI ? v.d[i] * yi : yi);
+    FusedAddProduct(acc[YZ], yi, zi);
+  };
+  if (start == FUSED_LOOP_START_ZERO) {
+    /* p = B b is known everywhere: the product reads it from b */
+    const PCGStartDirection<JACOBI> p0 = {v.b, v.d};
+    if constexpr (LONG_ROWS) {
+      FusedLongRowsOf<FUSED_LONG_BATCH>(A, p0);
+      grid.sync();
+    }
+    auto row = [&](int i, double yi) {
+      const double zi = residual(i, 0.0);
+      product(i, yi, zi, zi);
+    };
+    if constexpr (GROUPS) FusedRowsInGroups<BLOCK>(A, p0, lanes, row);
+    else {
+      FUSED_GRID_LOOP(i, A.n) row(i, FusedRowProductOf<PCGStartDirection<JACOBI>, LONG_ROWS>(A, p0, i));
+    }
+  } else {
+    const FusedStored x = {v.x}, p = {v.p};
+    if constexpr (LONG_ROWS) {
+      FusedLongRowsOf<FUSED_LONG_BATCH>(A, x);
+      grid.sync();
+    }
+    if constexpr (GROUPS) FusedRowsInGroups<BLOCK>(A, x, lanes, [&](int i, double axi) { (void)residual(i, axi); });
+    else {
+      FUSED_GRID_LOOP(i, A.n)(void) residual(i, FusedRowProductOf<FusedStored, LONG_ROWS>(A, x, i));
+    }
+    grid.sync(); /* p complete before the product reads it */
+    if constexpr (LONG_ROWS) {
+      FusedLongRowsOf<FUSED_LONG_BATCH>(A, p);
+      grid.sync();
+    }
+    auto row = [&](int i, double yi) { product(i, yi, v.p[i], PCGPreconditioned(v, i)); };
+    if constexpr (GROUPS) FusedRowsInGroups<BLOCK>(A, p, lanes, row);
+    else {
+      FUSED_GRID_LOOP(i, A.n) row(i, FusedRowProductOf<FusedStored, LONG_ROWS>(A, p, i));
+    }
+  }
+  FusedStorePartials<NSUMS, BLOCK>(acc, part);
+  if (rhs) FusedStorePartials<1, BLOCK>(rhs_acc, part_rhs);
+  grid.sync(); /* the partials complete before the first iteration sums them */
 }
 
 /* The whole loop in one cooperative kernel for systems small enough that
@@ -578,21 +659,44 @@ __device__ __forceinline__ int PCGSingleSlot(int k)
 }
 
 template <bool JACOBI, int BLOCK, bool LONG_ROWS, bool NULLSPACE = false, bool GROUPS = false>
-__global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist, int lanes)
+__global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist, int lanes, int start)
 {
   constexpr int                  K     = NULLSPACE ? (int)NS1_SUMS : (int)NSUMS;
   cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
   const int                      G     = gridDim.x;
   const int                      first = state->it;
-  const FusedConvergence         conv  = PCGLoopConvergence(v, state->conv, sums);
-  const int                      hbase = conv.judge_first ? first - 1 : first; /* the history's entries after it are new */
+  const int                      hbase = state->conv.judge_first ? first - 1 : first; /* the history's entries after it are new */
+  /* b's norm from the start's sums, where the first test needs it (after both partials' slots) */
+  const bool rhs_test   = state->conv.judge_first && state->conv.reference != FUSED_REFERENCE_RESIDUAL;
+  const bool rhs        = start != FUSED_LOOP_GOES_ON && rhs_test;
+  double    *part_rhs   = part + (size_t)2 * K * G * FUSED_SUM_WIDTH;
+  double     rhs_square = 0.0;
   /* iteration it reads the *_last vectors and writes the *_next ones, then they swap */
   double *r_last = v.r, *p_last = v.p, *y_last = v.y;
   double *r_next = spare, *p_next = spare + A.n, *y_next = spare + 2 * (size_t)A.n;
+  FusedConvergence conv;
+
+  if (start != FUSED_LOOP_GOES_ON) {
+    double s0[K];
+    if constexpr (!NULLSPACE) PCGSingleStart<JACOBI, BLOCK, LONG_ROWS, GROUPS>(A, v, start, rhs, part + (size_t)(first & 1) * K * G * FUSED_SUM_WIDTH, part_rhs, lanes);
+    FusedSumPartialsByWarp<K, FusedSum>(part + (size_t)(first & 1) * K * G * FUSED_SUM_WIDTH, G, s0);
+    if (rhs) {
+      double t[1];
+      FusedSumPartialsByWarp<1, FusedSum>(part_rhs, G, t);
+      rhs_square = t[0];
+      if (blockIdx.x == 0 && threadIdx.x == 0) sums[state->conv.rhs_slot] = rhs_square; /* for the host's replay of iteration 0 */
+    }
+    conv = PCGLoopConvergence(state->conv, PCGNorm(v.normtype, s0), rhs_square);
+    __syncthreads(); /* the first iteration sums the same partials again (FusedSumPartialsByWarp's result[]) */
+  } else {
+    const double s0[NSUMS] = {sums[RZ], sums[NORM], sums[PY], sums[YW], sums[YZ]};
+    if (rhs_test) rhs_square = sums[state->conv.rhs_slot];
+    conv = PCGLoopConvergence(state->conv, PCGNorm(v.normtype, s0), rhs_square);
+  }
 
   for (int it = first;; it++) {
     double s[K];
-    if (it == first) { /* the host-driven steps left iteration it0's sums in sums[] */
+    if (it == first && start == FUSED_LOOP_GOES_ON) { /* the host-driven steps left iteration it0's sums in sums[] */
       for (int k = 0; k < K; k++) s[k] = sums[PCGSingleSlot(k)];
     } else FusedSumPartialsByWarp<K, FusedSum>(part + (size_t)(it & 1) * K * G * FUSED_SUM_WIDTH, G, s);
     const double rz = s[RZ], py = s[PY];
@@ -807,10 +911,11 @@ static int PCGBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHa
   return FusedLaunchLoopKernel(ctx, product, gp, 0, args->A, args->v, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
 }
 
-extern "C" int FUSED_METHOD_ENTRY(FusedPCGLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int *its)
+extern "C" int FUSED_METHOD_ENTRY(FusedPCGLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, const FusedConvergence *conv, int it0, int single_kernel, int start, int *its)
 {
-  FUSED_COMPENSATED_TWIN(FusedPCGLoop, ctx, A, v, conv, it0, single_kernel, its);
+  FUSED_COMPENSATED_TWIN(FusedPCGLoop, ctx, A, v, conv, it0, single_kernel, start, its);
   PCGLoopArgs args;
+  if (start != FUSED_LOOP_GOES_ON && (!single_kernel || v->ns.m || v->z || it0 != 0 || !conv->judge_first)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the loop makes the solve's start itself in the single kernel at iteration 0, with its first test, the fused PC and no null space");
   if (single_kernel) {
     if (v->ns.m > 1) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop removes a null space of one vector, not %d", v->ns.m);
     if (v->dblock) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no point-block Jacobi (its product forms the next p of the rows it reads, which would need their blocks)");
@@ -818,7 +923,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPCGLoop)(FusedCUDA ctx, FusedDevMat A, co
     FusedPCGVecs vecs = *v;
     double      *part = NULL, *spare = NULL;
     int          lanes = v->ns.m ? 1 : FusedRowLanes(ctx, A);
-    void        *kargs[] = {&view, &vecs, &spare, &part, &ctx->sums, &ctx->state, &ctx->hist, &lanes};
+    void        *kargs[] = {&view, &vecs, &spare, &part, &ctx->sums, &ctx->state, &ctx->hist, &lanes, &start};
     if (int err = FusedCUDAEnsureLoopVectors(ctx, 3, &spare)) return err;
     const long long threads = (long long)ctx->n * lanes;
     const int       block   = FusedSingleKernelBlock(ctx, threads);
@@ -827,7 +932,8 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPCGLoop)(FusedCUDA ctx, FusedDevMat A, co
     if (v->ns.m) kernel = view.lrows.nchunks ? PCGSingleKernelFor<true, true>(block, jacobi) : PCGSingleKernelFor<false, true>(block, jacobi);
     else if (lanes > 1) kernel = view.lrows.nchunks ? PCGSingleKernelFor<true, false, true>(block, jacobi) : PCGSingleKernelFor<false, false, true>(block, jacobi);
     else kernel = view.lrows.nchunks ? PCGSingleKernelFor<true>(block, jacobi) : PCGSingleKernelFor<false>(block, jacobi);
-    return FusedCUDARunSingleKernel(ctx, kernel, block, (int)threads, v->ns.m ? (int)NS1_SUMS : (int)NSUMS, 0, conv, it0, NULL, kargs, &part, its);
+    /* the start's b norm after both slots of partials: room for one sum more */
+    return FusedCUDARunSingleKernel(ctx, kernel, block, (int)threads, v->ns.m ? (int)NS1_SUMS : (int)NSUMS + 1, 0, conv, it0, NULL, kargs, &part, its);
   }
   memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */
   args.A = A->view;

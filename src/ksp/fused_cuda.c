@@ -541,16 +541,24 @@ PETSC_INTERN PetscBool KSPFusedCUDAFirstTestOnDevice(KSP ksp, PetscBool rhs_on_d
 }
 
 /* The test of a loop that tests iteration 0 itself (judge_first) against
-   the reference norm FUSED_REFERENCE_*; for b's norm the device forms its
-   square in sums[rhs_slot] from b and the fused PC d (both on the device),
-   queued before the loop */
-PETSC_INTERN PetscErrorCode KSPFusedCUDAFirstTest(KSP ksp, KSPFused *fused, int reference, const double *b, const double *d, int rhs_slot, FusedConvergence *conv)
+   the reference norm FUSED_REFERENCE_*, b's squared norm to be in
+   sums[rhs_slot] */
+PETSC_INTERN PetscErrorCode KSPFusedCUDAFirstTestConvergence(KSP ksp, int reference, int rhs_slot, FusedConvergence *conv)
 {
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAConvergence(ksp, conv));
   conv->judge_first = 1;
   conv->reference   = reference;
   conv->rhs_slot    = rhs_slot;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The same, where the device forms b's squared norm in sums[rhs_slot]
+   from b and the fused PC d (both on the device), queued before the loop */
+PETSC_INTERN PetscErrorCode KSPFusedCUDAFirstTest(KSP ksp, KSPFused *fused, int reference, const double *b, const double *d, int rhs_slot, FusedConvergence *conv)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPFusedCUDAFirstTestConvergence(ksp, reference, rhs_slot, conv));
   if (reference != FUSED_REFERENCE_RESIDUAL) PetscCallFusedCUDA(FusedCUDARhsNorm(fused->work.cuda, b, d, KSPFusedNormType(ksp), rhs_slot));
   PetscFunctionReturn(0);
 }
@@ -652,11 +660,12 @@ static PetscErrorCode KSPFusedCUDASystemInPlace(KSP ksp, KSPFused *fused, PetscB
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* b to b_dev, and the initial guess (or zero) to x_dev, which holds the
-   iterate from now on; or, in place (KSPFusedCUDASystemInPlace()), the
-   user's arrays for them: a method takes its b and x from
-   KSPFusedCUDASystemVec() after this */
-PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP ksp, KSPFused *fused, double *b_dev, double *x_dev)
+/* b to b_dev, and the initial guess (or, with zero_guess, zero) to x_dev,
+   which holds the iterate from now on; or, in place
+   (KSPFusedCUDASystemInPlace()), the user's arrays for them: a method takes
+   its b and x from KSPFusedCUDASystemVec() after this. Without zero_guess a
+   zero guess leaves x as it is, for the method's first kernel to zero. */
+PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP ksp, KSPFused *fused, double *b_dev, double *x_dev, PetscBool zero_guess)
 {
   PetscBool inplace;
 
@@ -668,10 +677,10 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP ksp, KSPFused *fused,
   if (inplace) {
     PetscCall(FusedDeviceWorkWaitForPETSc(&fused->work)); /* PETSc's last work on b and x comes first */
     x_dev = fused->x_inplace;
-    if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->work.cuda, x_dev, (int)fused->work.n));
+    if (ksp->guess_zero && zero_guess) PetscCallFusedCUDA(FusedCUDAZero(fused->work.cuda, x_dev, (int)fused->work.n));
   } else {
     PetscCall(FusedDeviceUpload(&fused->work, ksp->vec_rhs, b_dev));
-    if (ksp->guess_zero) PetscCallFusedCUDA(FusedCUDAZero(fused->work.cuda, x_dev, (int)fused->work.n));
+    if (ksp->guess_zero && zero_guess) PetscCallFusedCUDA(FusedCUDAZero(fused->work.cuda, x_dev, (int)fused->work.n));
     else PetscCall(FusedDeviceUpload(&fused->work, ksp->vec_sol, x_dev));
   }
   fused->x_device = x_dev;

@@ -200,6 +200,7 @@ PETSC_INTERN PetscErrorCode MatHYBCUDAGetDevMat(Mat, FusedDevMat *, PetscInt *de
 PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP, KSPFused *, PetscBool *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP, FusedConvergence *);
 PETSC_INTERN PetscBool      KSPFusedCUDAFirstTestOnDevice(KSP, PetscBool rhs_on_device, int *reference);
+PETSC_INTERN PetscErrorCode KSPFusedCUDAFirstTestConvergence(KSP, int reference, int rhs_slot, FusedConvergence *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAFirstTest(KSP, KSPFused *, int reference, const double *b, const double *d, int rhs_slot, FusedConvergence *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReplayFromStart(KSP, KSPFused *, const FusedConvergence *, PetscInt to);
 /* the KSP's norm type as the device's FUSED_NORM_* */
@@ -208,7 +209,7 @@ static inline int KSPFusedNormType(KSP ksp)
   return ksp->normtype == KSP_NORM_PRECONDITIONED ? FUSED_NORM_PRECONDITIONED : ksp->normtype == KSP_NORM_UNPRECONDITIONED ? FUSED_NORM_UNPRECONDITIONED : ksp->normtype == KSP_NORM_NATURAL ? FUSED_NORM_NATURAL : FUSED_NORM_NONE;
 }
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReplay(KSP, KSPFused *, PetscInt from, PetscInt to);
-PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP, KSPFused *, double *b_dev, double *x_dev);
+PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP, KSPFused *, double *b_dev, double *x_dev, PetscBool zero_guess);
 PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToHost(KSP, KSPFused *);
 typedef enum {
   FUSED_SYSTEM_B,

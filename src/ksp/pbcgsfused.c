@@ -44,6 +44,7 @@ static PetscErrorCode PBCGSFusedIterate(KSP ksp, PetscBool device_loop)
   PetscScalar     rho, alpha, omega, beta;
   PetscInt        i;
   PetscBool       restarted = PETSC_FALSE; /* the last step was a restart of r0* */
+  PetscBool       product_done = PETSC_FALSE; /* the device loop made product_p of the iteration it stopped at */
   int             reference;
 
   PetscFunctionBegin;
@@ -52,7 +53,7 @@ static PetscErrorCode PBCGSFusedIterate(KSP ksp, PetscBool device_loop)
      point-block Jacobi; a null space's start is the host's (it waits for <r, n_k>) */
   if (device_loop && bcgs->steps->start_loop && !bcgs->fused.nullsp && KSPFusedCUDAFirstTestOnDevice(ksp, (PetscBool)(bcgs->fused.pcplace != KSP_FUSED_PC_PBJACOBI), &reference)) {
     /* the device goes on from the start and tests iteration 0 as well */
-    PetscCall(bcgs->steps->start_loop(ksp, bcgs, reference, &i));
+    PetscCall(bcgs->steps->start_loop(ksp, bcgs, reference, &i, sums1, &product_done));
   } else {
     PBCGSStep(KSP_PBCGSFused_UpdateXRP, bcgs->steps->start(ksp, bcgs, sums1));
     i = 0;
@@ -61,7 +62,8 @@ static PetscErrorCode PBCGSFusedIterate(KSP ksp, PetscBool device_loop)
   for (;; i++) {
     PetscReal rnorm;
 
-    PBCGSStep(KSP_PBCGSFused_ProductP, bcgs->steps->product_p(ksp, bcgs, sums1));
+    if (product_done) product_done = PETSC_FALSE; /* the device loop left this iteration's v and sums */
+    else PBCGSStep(KSP_PBCGSFused_ProductP, bcgs->steps->product_p(ksp, bcgs, sums1));
     PetscCall(KSPFusedAllreduce(ksp, &bcgs->fused, BCGS_NSUMS1 + ns->m, sums1));
     for (int k = 0; k < ns->m; k++) ns->coef[k] = sums1[BCGS_NSUMS1 + k]; /* <v, n_k> */
     rnorm = ksp->normtype == KSP_NORM_NONE ? 0.0 : PetscSqrtReal(PetscAbsScalar(sums1[BCGS_RR]));
@@ -129,8 +131,8 @@ static PetscErrorCode PBCGSFusedIterate(KSP ksp, PetscBool device_loop)
     }
     PBCGSStep(KSP_PBCGSFused_UpdateXRP, bcgs->steps->update_xrp(ksp, bcgs, alpha, omega, beta, sums1));
     if (device_loop) {
-      /* the host goes on from product_p of the iteration where the device stopped */
-      PetscCall(bcgs->steps->loop(ksp, bcgs, i, &i));
+      /* the host goes on from product_p of the iteration where the device stopped, or after it */
+      PetscCall(bcgs->steps->loop(ksp, bcgs, i, &i, sums1, &product_done));
       i--;
     }
   }

@@ -62,7 +62,7 @@ static PetscErrorCode PBCGSFusedStart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscS
   (void)partial1; /* delivered by product_p */
   PetscCall(KSPPBCGSFusedPrepare_CUDA(ksp));
   v = PBCGSFusedDeviceVecs(bcgs);
-  PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
+  PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x, PETSC_TRUE));
   v = PBCGSFusedDeviceVecs(bcgs); /* b and x may be the user's now */
   if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));
   if (PBCGSFusedDevicePC(bcgs)) {
@@ -198,7 +198,18 @@ static PetscErrorCode PBCGSFusedRestart_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, Pets
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode PBCGSFusedLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscInt it0, PetscInt *its)
+/* After a loop: the single kernel stops with v = B A p made and its sums
+   left (sums[VR0] beside RR and RR0), so the host goes on after product_p,
+   without a launch and a wait for it; the graph's loop stops before it */
+static PetscErrorCode PBCGSFusedLoopProductP(KSP_PBCGSFused *bcgs, PetscScalar partial1[], PetscBool *product_done)
+{
+  PetscFunctionBegin;
+  *product_done = (PetscBool)(bcgs->fused.single_kernel && !bcgs->fused.ns.m);
+  if (*product_done) PetscCallFusedCUDA(FusedCUDAGetLoopSums(bcgs->fused.work.cuda, 0, BCGS_NSUMS1, partial1));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PBCGSFusedLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscInt it0, PetscInt *its, PetscScalar partial1[], PetscBool *product_done)
 {
   KSPFused        *fused = &bcgs->fused;
   FusedPBCGSVecs   v     = PBCGSFusedDeviceVecs(bcgs);
@@ -209,11 +220,12 @@ static PetscErrorCode PBCGSFusedLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscIn
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   if (fused->ns.m) PetscCallFusedCUDA(FusedPBCGSLoopNull(fused->work.cuda, fused->op.mat, &v, &fused->ns, &conv, (int)it0, &stopped));
-  else PetscCallFusedCUDA(FusedPBCGSLoop(fused->work.cuda, fused->op.mat, &v, &conv, (int)it0, fused->single_kernel, &stopped));
+  else PetscCallFusedCUDA(FusedPBCGSLoop(fused->work.cuda, fused->op.mat, &v, &conv, (int)it0, fused->single_kernel, FUSED_LOOP_GOES_ON, &stopped));
   PetscCall(PetscLogFlops((stopped - it0) * (30.0 * fused->work.n + 4.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  /* iteration 'stopped' is tested by the host itself, from product_p */
+  /* iteration 'stopped' is tested by the host itself */
   PetscCall(KSPFusedCUDAReplay(ksp, fused, it0 + 1, stopped));
+  PetscCall(PBCGSFusedLoopProductP(bcgs, partial1, product_done));
   fused->loop_its += stopped - it0 - 1;
   fused->loop_starts++;
   *its = stopped;
@@ -223,28 +235,42 @@ static PetscErrorCode PBCGSFusedLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, PetscIn
 /* The start with the loop queued behind it, which begins with the first
    product and tests iteration 0 itself (after a nonzero guess against
    ||B b||, formed beside the start): the host-driven first iteration's two
-   waits leave the solve. Only the single-rank device loop with a fused PC
-   comes here. */
-static PetscErrorCode PBCGSFusedStartLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, int reference, PetscInt *its)
+   waits leave the solve. The single kernel makes the start and b's norm
+   itself: one launch a solve where kernels of their own took two or three
+   more, each waiting for the host to queue it. Only the single-rank device
+   loop with a fused PC comes here. */
+static PetscErrorCode PBCGSFusedStartLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, int reference, PetscInt *its, PetscScalar partial1[], PetscBool *product_done)
 {
   KSPFused        *fused = &bcgs->fused;
   FusedPBCGSVecs   v;
   FusedConvergence conv;
-  int              stopped;
+  int              stopped, start = FUSED_LOOP_GOES_ON;
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(KSP_PBCGSFused_UpdateXRP, ksp, 0, 0, 0));
-  PetscCall(PBCGSFusedStart_CUDA(ksp, bcgs, NULL));
-  PetscCall(PetscLogEventEnd(KSP_PBCGSFused_UpdateXRP, ksp, 0, 0, 0));
-  v = PBCGSFusedDeviceVecs(bcgs);
+  if (fused->single_kernel) {
+    PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+    PetscCall(KSPPBCGSFusedPrepare_CUDA(ksp));
+    v = PBCGSFusedDeviceVecs(bcgs);
+    PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x, PETSC_FALSE));
+    v     = PBCGSFusedDeviceVecs(bcgs); /* b and x may be the user's now */
+    start = ksp->guess_zero ? FUSED_LOOP_START_ZERO : FUSED_LOOP_START_GUESS;
+    PetscCall(KSPFusedCUDAFirstTestConvergence(ksp, reference, BCGS_DEVICE_RHS, &conv));
+    PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz))); /* the start's, as PBCGSFusedStart_CUDA() logs them */
+  } else {
+    PetscCall(PetscLogEventBegin(KSP_PBCGSFused_UpdateXRP, ksp, 0, 0, 0));
+    PetscCall(PBCGSFusedStart_CUDA(ksp, bcgs, NULL));
+    PetscCall(PetscLogEventEnd(KSP_PBCGSFused_UpdateXRP, ksp, 0, 0, 0));
+    v = PBCGSFusedDeviceVecs(bcgs);
+    PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+    PetscCall(KSPFusedCUDAFirstTest(ksp, fused, reference, v.b, v.d, BCGS_DEVICE_RHS, &conv));
+  }
   PetscCheck(!PBCGSFusedDevicePC(bcgs) && !fused->op.halo && !fused->ns.m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the fused PC on one rank, without a null space");
-  PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCall(KSPFusedCUDAFirstTest(ksp, fused, reference, v.b, v.d, BCGS_DEVICE_RHS, &conv));
-  PetscCallFusedCUDA(FusedPBCGSLoop(fused->work.cuda, fused->op.mat, &v, &conv, -1, fused->single_kernel, &stopped));
+  PetscCallFusedCUDA(FusedPBCGSLoop(fused->work.cuda, fused->op.mat, &v, &conv, -1, fused->single_kernel, start, &stopped));
   PetscCall(PetscLogFlops(stopped * (30.0 * fused->work.n + 4.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  /* iteration 'stopped' is tested by the host itself, from product_p */
+  /* iteration 'stopped' is tested by the host itself */
   PetscCall(KSPFusedCUDAReplayFromStart(ksp, fused, &conv, stopped));
+  PetscCall(PBCGSFusedLoopProductP(bcgs, partial1, product_done));
   fused->loop_its += stopped;
   fused->loop_starts++;
   *its = stopped;

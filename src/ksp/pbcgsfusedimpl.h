@@ -30,12 +30,13 @@ typedef struct {
   PetscErrorCode (*restart)(KSP, KSP_PBCGSFused *, PetscScalar partial1[]);
   /* after update_xrp of iteration it0: iterations on without the host until
      the test or a check needs it (NULL: no such loop); *its is where the
-     host goes on, from product_p */
-  PetscErrorCode (*loop)(KSP, KSP_PBCGSFused *, PetscInt it0, PetscInt *its);
+     host goes on, from product_p, or after it where the loop made it too
+     (*product_done, its sums in partial1) */
+  PetscErrorCode (*loop)(KSP, KSP_PBCGSFused *, PetscInt it0, PetscInt *its, PetscScalar partial1[], PetscBool *product_done);
   /* the start and the loop after it in one go, iteration 0 tested on the
      device against the reference norm FUSED_REFERENCE_* (NULL: no such
-     loop); *its and the replay as loop's */
-  PetscErrorCode (*start_loop)(KSP, KSP_PBCGSFused *, int reference, PetscInt *its);
+     loop); *its, the replay and product_p as loop's */
+  PetscErrorCode (*start_loop)(KSP, KSP_PBCGSFused *, int reference, PetscInt *its, PetscScalar partial1[], PetscBool *product_done);
 } KSPPBCGSFusedSteps;
 
 /* A backend may hand a step's partial sums over with the next step that

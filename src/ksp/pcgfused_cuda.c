@@ -54,7 +54,7 @@ static PetscErrorCode PCGFusedStart_CUDA(KSP ksp, KSP_PCGFused *cg, PetscScalar 
   PetscCall(KSPPCGFusedPrepare_CUDA(ksp));
   v = PCGFusedDeviceVecs(ksp, cg);
   PetscCall(VecGetLocalSize(ksp->vec_rhs, &n));
-  PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
+  PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x, PETSC_TRUE));
   v = PCGFusedDeviceVecs(ksp, cg); /* b and x may be the user's now */
   if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));
   PetscCallFusedCUDA(FusedPCGStart(fused->work.cuda, fused->op.mat, &v, ksp->guess_zero ? 1 : 0));
@@ -135,7 +135,7 @@ static PetscErrorCode PCGFusedLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt it0,
   conv.sign_rz = PetscRealPart(sums[PCG_RZ]) < 0.0 ? -1.0 : 1.0;
   conv.sign_py = PetscRealPart(sums[PCG_PY]) < 0.0 ? -1.0 : 1.0;
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCallFusedCUDA(FusedPCGLoop(fused->work.cuda, fused->op.mat, &v, &conv, (int)it0, fused->single_kernel, &stopped));
+  PetscCallFusedCUDA(FusedPCGLoop(fused->work.cuda, fused->op.mat, &v, &conv, (int)it0, fused->single_kernel, FUSED_LOOP_GOES_ON, &stopped));
   PetscCall(PetscLogFlops((stopped - it0) * (15.0 * fused->work.n + 2.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCall(KSPFusedCUDAReplay(ksp, fused, it0 + 1, stopped));
@@ -151,24 +151,38 @@ static PetscErrorCode PCGFusedLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt it0,
    host-driven start and product cost one more. After a nonzero guess the
    right-hand side's norm, which KSPConvergedDefault would form with
    PCApply() and VecNorm() on the host, is formed on the device beside them.
-   Only the single-rank device loop with a fused PC comes here. */
+   The single kernel makes the start, the product and b's norm itself: one
+   launch a solve where kernels of their own took four, each waiting for
+   the host to queue it. Only the single-rank device loop with a fused PC
+   comes here. */
 static PetscErrorCode PCGFusedStartLoop_CUDA(KSP ksp, KSP_PCGFused *cg, int reference, PetscInt *its, PetscScalar sums[])
 {
   KSPFused        *fused = &cg->fused;
   FusedPCGVecs     v;
   FusedConvergence conv;
-  int              stopped;
+  int              stopped, start = FUSED_LOOP_GOES_ON;
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(KSP_PCGFused_Update, ksp, 0, 0, 0));
-  PetscCall(PCGFusedStart_CUDA(ksp, cg, sums));
-  PetscCall(PetscLogEventEnd(KSP_PCGFused_Update, ksp, 0, 0, 0));
-  v = PCGFusedDeviceVecs(ksp, cg);
+  if (fused->single_kernel) {
+    PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+    PetscCall(KSPPCGFusedPrepare_CUDA(ksp));
+    v = PCGFusedDeviceVecs(ksp, cg);
+    PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x, PETSC_FALSE));
+    v     = PCGFusedDeviceVecs(ksp, cg); /* b and x may be the user's now */
+    start = ksp->guess_zero ? FUSED_LOOP_START_ZERO : FUSED_LOOP_START_GUESS;
+    PetscCall(KSPFusedCUDAFirstTestConvergence(ksp, reference, FUSED_PCG_RHS, &conv));
+    PetscCall(PetscLogFlops(5.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz))); /* the start's, as PCGFusedStart_CUDA() logs them */
+  } else {
+    PetscCall(PetscLogEventBegin(KSP_PCGFused_Update, ksp, 0, 0, 0));
+    PetscCall(PCGFusedStart_CUDA(ksp, cg, sums));
+    PetscCall(PetscLogEventEnd(KSP_PCGFused_Update, ksp, 0, 0, 0));
+    PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+    v = PCGFusedDeviceVecs(ksp, cg);
+    PetscCallFusedCUDA(FusedPCGProduct(fused->work.cuda, fused->op.mat, &v));
+    PetscCall(KSPFusedCUDAFirstTest(ksp, fused, reference, v.b, v.d, FUSED_PCG_RHS, &conv));
+  }
   PetscCheck(!v.z && !fused->op.halo && !v.ns.m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the fused PC on one rank, without a null space");
-  PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCallFusedCUDA(FusedPCGProduct(fused->work.cuda, fused->op.mat, &v));
-  PetscCall(KSPFusedCUDAFirstTest(ksp, fused, reference, v.b, v.d, FUSED_PCG_RHS, &conv));
-  PetscCallFusedCUDA(FusedPCGLoop(fused->work.cuda, fused->op.mat, &v, &conv, 0, fused->single_kernel, &stopped));
+  PetscCallFusedCUDA(FusedPCGLoop(fused->work.cuda, fused->op.mat, &v, &conv, 0, fused->single_kernel, start, &stopped));
   PetscCall(PetscLogFlops(5.0 * fused->work.n + 2.0 * fused->op.nnz + stopped * (15.0 * fused->work.n + 2.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCall(KSPFusedCUDAReplayFromStart(ksp, fused, &conv, stopped));

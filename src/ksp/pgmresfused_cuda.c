@@ -59,7 +59,7 @@ static PetscErrorCode PGMRESFusedQueueStart_CUDA(KSP ksp, KSP_PGMRESFused *gm)
   if (!fused->x_device) {
     PetscCall(KSPPGMRESFusedPrepare_CUDA(ksp));
     v = PGMRESFusedDeviceVecs(ksp, gm);
-    PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x));
+    PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x, PETSC_TRUE));
   }
   v = PGMRESFusedDeviceVecs(ksp, gm);
   if (!ksp->guess_zero) PetscCall(FusedDeviceGhosts(&fused->op, &fused->work, v.x));
