@@ -388,10 +388,12 @@ int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const doub
    (<v_l, w> for l < j, then <w, w>; restart + 1 room) and orth (<w,w>, <w,r>,
    <r,r> after it, with a null space |w|^2 of w less its part there and
    <w, n_k> after the three) of that step. The single kernel removes no
-   null space. */
+   null space. start (FUSED_LOOP_*, with judge_first): the loop begins with
+   the solve's start, which the single kernel that ends cycles makes and
+   tests itself, and kernels of their own queued before the loop elsewhere. */
 #define FUSED_PGMRES_LOOP_MAX_RESTART 4096 /* its Hessenberg column sits in shared memory */
 #define FUSED_PGMRES_CYCLES_MAX_RESTART 64 /* the single kernel ends cycles up to this restart: each block copies R to shared memory for the back solve */
-int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0, int single_kernel, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host);
+int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0, int single_kernel, int start, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host);
 /* With conv->judge_first (left preconditioning, from iteration 0) the loop
    goes on from the start itself (FusedPGMRESStart(), not waited for): it
    tests iteration 0 and makes z_0, or hands the start to the host

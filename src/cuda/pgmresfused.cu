@@ -904,8 +904,53 @@ __device__ __forceinline__ void PGMRESApplyInGroups(const FusedMatView &A, const
   });
 }
 
+/* The solve's first cycle start inside the single kernel (start:
+   FUSED_LOOP_START_*), as PGMRESStartKernel, FusedCUDARhsNorm() and
+   PGMRESFirstStartKernel make it in kernels of their own: r = B (b - A x)
+   (or B b, and x = 0), |r0|^2 and, where the test needs it, ||B b||^2 (left
+   preconditioning: the preconditioned norm) summed over the grid, the test
+   of iteration 0 with the tolerances set from them into conv, and z_0 =
+   r / |r0|. False where the host must look: the loop then ends before its
+   first step. The first two rows of part are free until the first step's
+   orthogonalization; sum is the block's shared room for two sums. */
+__device__ __forceinline__ bool PGMRESSingleStart(cooperative_groups::grid_group &grid, const FusedMatView &A, const FusedPGMRESVecs &v, PGMRESLoopState *gs, FusedLoopState *state, double *sums, double *hist, int start, FusedConvergence &conv, double *part, double *sum)
+{
+  const bool rhs  = conv.reference != FUSED_REFERENCE_RESIDUAL;
+  const int  zero = start == FUSED_LOOP_START_ZERO;
+  FusedSum   acc[2] = {};
+
+  if (!zero && A.lrows.nchunks) {
+    FusedLongRowsOf(A, FusedStored{v.x});
+    grid.sync();
+  }
+  FUSED_GRID_LOOP(i, A.n)
+  {
+    const double r = PGMRESStartRow(A, v, zero, i);
+    if (zero) v.x[i] = 0.0;
+    FusedAddProduct(acc[0], r, r);
+    if (rhs) FusedAddRhsNormTerm(acc[1], FUSED_NORM_PRECONDITIONED, v.b[i], v.d ? v.d[i] * v.b[i] : v.b[i]);
+  }
+  FusedStorePartials<2>(acc, part);
+  grid.sync();
+  (void)PGMRESSumPartials<4>(part, gridDim.x, 2, 0, sum);
+  const double rnorm0 = sqrt(fabs(sum[0])), rhs_square = sum[1];
+  FusedSetTolerancesFrom(conv, rnorm0, rhs_square);
+  const bool host_looks = !(rnorm0 > 0.0) || FusedMustStop(conv, gs->its0, rnorm0);
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    state->conv.ttol = conv.ttol;
+    state->conv.dtol = conv.dtol;
+    if (rhs) sums[conv.rhs_slot] = rhs_square; /* for the host's replay of iteration 0 */
+    PGMRESRecordStart(gs, state, hist, gs->its0, rnorm0, host_looks);
+  }
+  if (host_looks) return false;
+  const double scale = 1.0 / rnorm0; /* times r: the bits of PGMRESScaleKernel's scale * 1.0 * r */
+  FUSED_GRID_LOOP(i, A.n) v.z0[i] = scale * v.r[i];
+  grid.sync(); /* z_0 complete before the first product reads it */
+  return true;
+}
+
 template <bool CYCLES, bool GROUPS = false>
-__global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *part, double *sums, int base, FusedLoopState *state, double *hist, int R, int lanes)
+__global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *part, double *sums, int base, FusedLoopState *state, double *hist, int R, int lanes, int start)
 {
   extern __shared__ double h[];
   __shared__ double              orth[3];
@@ -913,11 +958,14 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
   const int                      G = gridDim.x, m = gs->restart;
   int                            its0 = gs->its0;
   const double                   tol  = gs->breakdowntol;
-  const FusedConvergence         conv = state->conv;
+  FusedConvergence               conv = state->conv;
   double                        *orth_part = part + (size_t)(m + 1) * G * FUSED_SUM_WIDTH;
   double                         scale = 1.0, xi = 0.0;
   double                        *sV = R ? h + m + 1 + (CYCLES ? (size_t)m * m : 0) : NULL; /* the block's rows of the basis, R per thread */
 
+  if constexpr (CYCLES) {
+    if (start != FUSED_LOOP_GOES_ON && !PGMRESSingleStart(grid, A, v, gs, state, sums, hist, start, conv, orth_part, orth)) return;
+  }
   if (state->stop) return; /* the first test (PGMRESFirstStartKernel) handed the start to the host */
   for (int j = 0;; j++) {
     if (A.lrows.nchunks) { /* the long rows' rest first: the product reads it */
@@ -1058,9 +1106,21 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESPrepareLoop)(FusedCUDA ctx, int res
   return FusedCUDAEnsureMethodState(ctx, PGMRESLoopStateBytes(restart));
 }
 
-extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0_io, int single_kernel, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host)
+/* The solve's first start in kernels of their own, queued on the stream,
+   where the single kernel does not make it: x = 0 (a zero guess), r and
+   |r|^2, ||B b||^2 where the first test needs it */
+static int PGMRESQueueStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedConvergence *conv, int start)
 {
-  FUSED_COMPENSATED_TWIN(FusedPGMRESLoop, ctx, A, v, ns, restart, breakdowntol, conv, its0_io, single_kernel, R, xi, products, orth, steps, pending, start_on_host);
+  if (start == FUSED_LOOP_START_ZERO)
+    if (int err = FusedCUDAZero(ctx, v->x, ctx->n)) return err;
+  if (int err = FUSED_METHOD_ENTRY(FusedPGMRESStart)(ctx, A, v, start == FUSED_LOOP_START_ZERO)) return err;
+  if (conv->reference != FUSED_REFERENCE_RESIDUAL) return FusedCUDARhsNorm(ctx, v->b, v->d, FUSED_NORM_PRECONDITIONED, conv->rhs_slot);
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0_io, int single_kernel, int start, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host)
+{
+  FUSED_COMPENSATED_TWIN(FusedPGMRESLoop, ctx, A, v, ns, restart, breakdowntol, conv, its0_io, single_kernel, start, R, xi, products, orth, steps, pending, start_on_host);
   const int       its0 = *its0_io;
   const int       base = ctx->maxsums / 2;
   const size_t    smem = sizeof(double) * ((size_t)restart + 1);
@@ -1085,8 +1145,9 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
   /* the first cycle's start tested on the device, after the state went in */
   PGMRESFirstStartArgs     first_args = {*v, (PGMRESLoopState *)ctx->method_state};
   const FusedLoopPrologue  first      = {PGMRESQueueFirstStart, &first_args};
-  const FusedLoopPrologue *prologue   = conv->judge_first ? &first : NULL;
+  const FusedLoopPrologue *prologue   = conv->judge_first ? &first : NULL; /* none where the kernel makes the start */
   if (conv->judge_first && (its0 != 0 || v->right)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device tests only the first cycle's start, with left preconditioning (from iteration %d)", its0);
+  if (start != FUSED_LOOP_GOES_ON && (!single_kernel || !conv->judge_first || v->pc_between || v->dblock || ns->m)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the loop makes the solve's start itself in the single kernel, with its first test, the fused PC and no null space");
   if (v->dblock && single_kernel) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no point-block Jacobi");
   if (gs.ns.m && (single_kernel || conv->judge_first || v->right || v->dblock || gs.ns.m < 0 || gs.ns.m > FUSED_NULLSPACE_MAX)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop removes a null space (of %d vectors, at most %d) from a CUDA graph, after a start made by the host, with left Jacobi or none", gs.ns.m, FUSED_NULLSPACE_MAX);
   if (v->dblock)
@@ -1125,7 +1186,14 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
     }
     smem_single = smem + smem_cycles + smem_basis;
     FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_single));
-    void *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist, &R, &lanes};
+    if (start != FUSED_LOOP_GOES_ON && !smem_cycles) {
+      /* only the kernel that ends cycles makes the start: under the other's
+         limit of 128 registers it would cost the steps theirs */
+      if (int err = PGMRESQueueStart(ctx, A, v, conv, start)) return err;
+      start = FUSED_LOOP_GOES_ON;
+    }
+    if (start != FUSED_LOOP_GOES_ON) prologue = NULL; /* the kernel tests the start itself */
+    void *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist, &R, &lanes, &start};
     if (int err = FusedCUDARunSingleKernel(ctx, kernel, FUSED_BLOCK, ctx->n * lanes, restart + 4, smem_single, conv, its0, prologue, kargs, &part, &its)) return err;
   } else {
     PGMRESLoopArgs args;

@@ -192,7 +192,7 @@ static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscIn
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCallFusedCUDA(FusedPGMRESProductInput(fused->work.cuda, &v, 0, 1.0 / rnorm0, &in));
-  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, FUSED_LOOP_GOES_ON, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
   /* the full cycles the device ended, each with its update and the next start */
   cycles = (its_last - (int)*its0) / (int)gm->restart;
   PetscCall(PetscLogFlops(cycles * (PGMRESFusedLoopFlops(fused, (int)gm->restart, 0) + 2.0 * fused->work.n * gm->restart + 2.0 * fused->op.nnz + 3.0 * fused->work.n) + PGMRESFusedLoopFlops(fused, steps, stopped)));
@@ -213,24 +213,38 @@ static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscIn
 
 /* The first cycle: the start with the loop queued behind it, which tests the
    start itself (after a nonzero guess against ||B b||, formed beside it)
-   and makes z_0: the waits for |r0| leave the solve. Only the single-rank
-   device loop with a fused left PC comes here. */
+   and makes z_0: the waits for |r0| leave the solve. The single kernel
+   that ends cycles makes the start itself (FusedPGMRESLoop()): one launch
+   where four kernels and a copy each waited for the host to queue them.
+   Only the single-rank device loop with a fused left PC comes here. */
 static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, int reference, PetscBool *tested, PetscInt *its0, PetscReal *rnorm0, PetscBool *pending, PetscBool *start_on_host, PetscScalar sums[])
 {
   KSPFused        *fused = &gm->fused;
   FusedPGMRESVecs  v;
   FusedConvergence conv;
-  int              its_last = 0, steps, stopped, on_host, cycles;
+  int              its_last = 0, steps, stopped, on_host, cycles, start;
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(KSP_PGMRESFused_Update, ksp, 0, 0, 0));
-  PetscCall(PGMRESFusedQueueStart_CUDA(ksp, gm));
-  PetscCall(PetscLogEventEnd(KSP_PGMRESFused_Update, ksp, 0, 0, 0));
-  v = PGMRESFusedDeviceVecs(ksp, gm);
+  if (fused->single_kernel) {
+    PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+    PetscCall(KSPPGMRESFusedPrepare_CUDA(ksp));
+    v = PGMRESFusedDeviceVecs(ksp, gm);
+    PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x, PETSC_FALSE));
+    v     = PGMRESFusedDeviceVecs(ksp, gm); /* b and x may be the user's now */
+    start = ksp->guess_zero ? FUSED_LOOP_START_ZERO : FUSED_LOOP_START_GUESS;
+    PetscCall(KSPFusedCUDAFirstTestConvergence(ksp, reference, FusedPGMRESRhsSlot(fused->work.cuda), &conv));
+    PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz))); /* the start's, as PGMRESFusedQueueStart_CUDA() logs them */
+  } else {
+    PetscCall(PetscLogEventBegin(KSP_PGMRESFused_Update, ksp, 0, 0, 0));
+    PetscCall(PGMRESFusedQueueStart_CUDA(ksp, gm));
+    PetscCall(PetscLogEventEnd(KSP_PGMRESFused_Update, ksp, 0, 0, 0));
+    v = PGMRESFusedDeviceVecs(ksp, gm);
+    PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
+    PetscCall(KSPFusedCUDAFirstTest(ksp, fused, reference, v.b, v.d, FusedPGMRESRhsSlot(fused->work.cuda), &conv));
+    start = FUSED_LOOP_GOES_ON;
+  }
   PetscCheck(!v.pc_between && !v.right && !fused->op.halo && ksp->its == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the first cycle, a fused left PC and one rank");
-  PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
-  PetscCall(KSPFusedCUDAFirstTest(ksp, fused, reference, v.b, v.d, FusedPGMRESRhsSlot(fused->work.cuda), &conv));
-  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, start, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
   cycles = its_last / (int)gm->restart;
   PetscCall(PetscLogFlops(cycles * (PGMRESFusedLoopFlops(fused, (int)gm->restart, 0) + 2.0 * fused->work.n * gm->restart + 2.0 * fused->op.nnz + 3.0 * fused->work.n) + PGMRESFusedLoopFlops(fused, steps, stopped)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
