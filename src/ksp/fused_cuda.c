@@ -553,6 +553,21 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAFirstTestConvergence(KSP ksp, int refere
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* For a single kernel that makes the solve's start itself: b and x to the
+   device (x not zeroed: the kernel zeroes it after a zero guess), which
+   start it makes (FUSED_LOOP_START_*), the first test's convergence with
+   b's squared norm to be in sums[rhs_slot], and the start's flops. The
+   method takes its b and x from KSPFusedCUDASystemVec() after this. */
+PETSC_INTERN PetscErrorCode KSPFusedCUDAStartInKernel(KSP ksp, KSPFused *fused, double *b_dev, double *x_dev, int reference, int rhs_slot, PetscLogDouble flops, int *start, FusedConvergence *conv)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, b_dev, x_dev, PETSC_FALSE));
+  *start = ksp->guess_zero ? FUSED_LOOP_START_ZERO : FUSED_LOOP_START_GUESS;
+  PetscCall(KSPFusedCUDAFirstTestConvergence(ksp, reference, rhs_slot, conv));
+  PetscCall(PetscLogFlops(flops));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The same, where the device forms b's squared norm in sums[rhs_slot]
    from b and the fused PC d (both on the device), queued before the loop */
 PETSC_INTERN PetscErrorCode KSPFusedCUDAFirstTest(KSP ksp, KSPFused *fused, int reference, const double *b, const double *d, int rhs_slot, FusedConvergence *conv)

@@ -201,6 +201,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP, KSPFused *, PetscBool *
 PETSC_INTERN PetscErrorCode KSPFusedCUDAConvergence(KSP, FusedConvergence *);
 PETSC_INTERN PetscBool      KSPFusedCUDAFirstTestOnDevice(KSP, PetscBool rhs_on_device, int *reference);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAFirstTestConvergence(KSP, int reference, int rhs_slot, FusedConvergence *);
+PETSC_INTERN PetscErrorCode KSPFusedCUDAStartInKernel(KSP, KSPFused *, double *b_dev, double *x_dev, int reference, int rhs_slot, PetscLogDouble flops, int *start, FusedConvergence *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAFirstTest(KSP, KSPFused *, int reference, const double *b, const double *d, int rhs_slot, FusedConvergence *);
 PETSC_INTERN PetscErrorCode KSPFusedCUDAReplayFromStart(KSP, KSPFused *, const FusedConvergence *, PetscInt to);
 /* the KSP's norm type as the device's FUSED_NORM_* */

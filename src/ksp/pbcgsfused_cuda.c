@@ -251,11 +251,8 @@ static PetscErrorCode PBCGSFusedStartLoop_CUDA(KSP ksp, KSP_PBCGSFused *bcgs, in
     PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
     PetscCall(KSPPBCGSFusedPrepare_CUDA(ksp));
     v = PBCGSFusedDeviceVecs(bcgs);
-    PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x, PETSC_FALSE));
-    v     = PBCGSFusedDeviceVecs(bcgs); /* b and x may be the user's now */
-    start = ksp->guess_zero ? FUSED_LOOP_START_ZERO : FUSED_LOOP_START_GUESS;
-    PetscCall(KSPFusedCUDAFirstTestConvergence(ksp, reference, BCGS_DEVICE_RHS, &conv));
-    PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz))); /* the start's, as PBCGSFusedStart_CUDA() logs them */
+    PetscCall(KSPFusedCUDAStartInKernel(ksp, fused, v.b, v.x, reference, BCGS_DEVICE_RHS, 3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz), &start, &conv)); /* the start's flops as PBCGSFusedStart_CUDA() logs them */
+    v = PBCGSFusedDeviceVecs(bcgs); /* b and x may be the user's now */
   } else {
     PetscCall(PetscLogEventBegin(KSP_PBCGSFused_UpdateXRP, ksp, 0, 0, 0));
     PetscCall(PBCGSFusedStart_CUDA(ksp, bcgs, NULL));

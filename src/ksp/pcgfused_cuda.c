@@ -167,11 +167,8 @@ static PetscErrorCode PCGFusedStartLoop_CUDA(KSP ksp, KSP_PCGFused *cg, int refe
     PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
     PetscCall(KSPPCGFusedPrepare_CUDA(ksp));
     v = PCGFusedDeviceVecs(ksp, cg);
-    PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x, PETSC_FALSE));
-    v     = PCGFusedDeviceVecs(ksp, cg); /* b and x may be the user's now */
-    start = ksp->guess_zero ? FUSED_LOOP_START_ZERO : FUSED_LOOP_START_GUESS;
-    PetscCall(KSPFusedCUDAFirstTestConvergence(ksp, reference, FUSED_PCG_RHS, &conv));
-    PetscCall(PetscLogFlops(5.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz))); /* the start's, as PCGFusedStart_CUDA() logs them */
+    PetscCall(KSPFusedCUDAStartInKernel(ksp, fused, v.b, v.x, reference, FUSED_PCG_RHS, 5.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz), &start, &conv)); /* the start's flops as PCGFusedStart_CUDA() logs them */
+    v = PCGFusedDeviceVecs(ksp, cg); /* b and x may be the user's now */
   } else {
     PetscCall(PetscLogEventBegin(KSP_PCGFused_Update, ksp, 0, 0, 0));
     PetscCall(PCGFusedStart_CUDA(ksp, cg, sums));

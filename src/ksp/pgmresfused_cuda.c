@@ -229,11 +229,8 @@ static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, in
     PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
     PetscCall(KSPPGMRESFusedPrepare_CUDA(ksp));
     v = PGMRESFusedDeviceVecs(ksp, gm);
-    PetscCall(KSPFusedCUDASystemToDevice(ksp, fused, v.b, v.x, PETSC_FALSE));
-    v     = PGMRESFusedDeviceVecs(ksp, gm); /* b and x may be the user's now */
-    start = ksp->guess_zero ? FUSED_LOOP_START_ZERO : FUSED_LOOP_START_GUESS;
-    PetscCall(KSPFusedCUDAFirstTestConvergence(ksp, reference, FusedPGMRESRhsSlot(fused->work.cuda), &conv));
-    PetscCall(PetscLogFlops(3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz))); /* the start's, as PGMRESFusedQueueStart_CUDA() logs them */
+    PetscCall(KSPFusedCUDAStartInKernel(ksp, fused, v.b, v.x, reference, FusedPGMRESRhsSlot(fused->work.cuda), 3.0 * fused->work.n + (ksp->guess_zero ? 0.0 : 2.0 * fused->op.nnz), &start, &conv)); /* the start's flops as PGMRESFusedQueueStart_CUDA() logs them */
+    v = PGMRESFusedDeviceVecs(ksp, gm); /* b and x may be the user's now */
   } else {
     PetscCall(PetscLogEventBegin(KSP_PGMRESFused_Update, ksp, 0, 0, 0));
     PetscCall(PGMRESFusedQueueStart_CUDA(ksp, gm));
