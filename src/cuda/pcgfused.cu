@@ -557,6 +557,18 @@ __device__ __noinline__ FusedConvergence PCGLoopConvergence(FusedConvergence con
   return conv;
 }
 
+/* The same where the loop goes on from the host's start: iteration 0's sums
+   and b's norm from sums[], read in here (read in the kernel, they made the
+   null-space kernels spill more: ptxas) */
+__device__ __noinline__ FusedConvergence PCGLoopConvergenceGoesOn(int normtype, FusedConvergence conv, const double *sums)
+{
+  if (conv.judge_first) {
+    const double s[NSUMS] = {sums[RZ], sums[NORM], sums[PY], sums[YW], sums[YZ]};
+    FusedSetTolerances(conv, PCGNorm(normtype, s), sums);
+  }
+  return conv;
+}
+
 /* The solve's start vector p's entry j, computed where the product reads it
    (a zero guess: r = b, p = B b), so that the start needs no grid barrier
    before its product */
@@ -659,16 +671,20 @@ __device__ __forceinline__ int PCGSingleSlot(int k)
 }
 
 template <bool JACOBI, int BLOCK, bool LONG_ROWS, bool NULLSPACE = false, bool GROUPS = false>
-__global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist, int lanes, int start)
+__global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, FusedPCGVecs v, double *spare, double *part, double *sums, FusedLoopState *state, double *hist, int lanes, int start_arg)
 {
-  constexpr int                  K     = NULLSPACE ? (int)NS1_SUMS : (int)NSUMS;
+  constexpr int K = NULLSPACE ? (int)NS1_SUMS : (int)NSUMS;
+  /* a null space's start is the host's (FusedPCGLoop() refuses it): known at
+     compile time, so that those kernels carry no start code and spill no more
+     than before the start moved in (ptxas: 512 threads with long rows, 92 and
+     136 bytes of spill stores with it, 52 and 76 without) */
+  const int                      start = NULLSPACE ? (int)FUSED_LOOP_GOES_ON : start_arg;
   cooperative_groups::grid_group grid  = cooperative_groups::this_grid();
   const int                      G     = gridDim.x;
   const int                      first = state->it;
   const int                      hbase = state->conv.judge_first ? first - 1 : first; /* the history's entries after it are new */
   /* b's norm from the start's sums, where the first test needs it (after both partials' slots) */
-  const bool rhs_test   = state->conv.judge_first && state->conv.reference != FUSED_REFERENCE_RESIDUAL;
-  const bool rhs        = start != FUSED_LOOP_GOES_ON && rhs_test;
+  const bool rhs        = start != FUSED_LOOP_GOES_ON && state->conv.judge_first && state->conv.reference != FUSED_REFERENCE_RESIDUAL;
   double    *part_rhs   = part + (size_t)2 * K * G * FUSED_SUM_WIDTH;
   double     rhs_square = 0.0;
   /* iteration it reads the *_last vectors and writes the *_next ones, then they swap */
@@ -688,11 +704,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
     }
     conv = PCGLoopConvergence(state->conv, PCGNorm(v.normtype, s0), rhs_square);
     __syncthreads(); /* the first iteration sums the same partials again (FusedSumPartialsByWarp's result[]) */
-  } else {
-    const double s0[NSUMS] = {sums[RZ], sums[NORM], sums[PY], sums[YW], sums[YZ]};
-    if (rhs_test) rhs_square = sums[state->conv.rhs_slot];
-    conv = PCGLoopConvergence(state->conv, PCGNorm(v.normtype, s0), rhs_square);
-  }
+  } else conv = PCGLoopConvergenceGoesOn(v.normtype, state->conv, sums);
 
   for (int it = first;; it++) {
     double s[K];
@@ -714,6 +726,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PCGSingleKernel(FusedMatView A, Fuse
           state->it   = it;
           state->stop = 1;
         }
+        FusedLoopHandBackInKernel(state);
         if (r_last != v.r) {
           /* the host goes on from v's vectors; each thread copies the rows it wrote */
           FUSED_GRID_LOOP(i, A.n)
