@@ -457,10 +457,23 @@ extern "C" int FusedCUDAGetLoopSums(FusedCUDA ctx, int first, int count, double 
    iteration, tolerances), and after the loop the iteration it stopped at. */
 static int FusedLoopStateIn(FusedCUDA ctx, const FusedConvergence *conv, int it0)
 {
+  FusedLoopMirror *m = &ctx->state_host->mirror;
+
   /* the mirror is free: the last loop's hand-back was waited for */
   ctx->state_host->it   = it0;
   ctx->state_host->stop = 0;
   ctx->state_host->conv = *conv;
+  m->state              = ctx->state_host;
+  m->sums               = ctx->loop_sums_host;
+  m->hist               = ctx->hist_host;
+  m->method             = (unsigned char *)ctx->method_state_host;
+  m->sums_dev           = ctx->sums;
+  m->hist_dev           = ctx->hist;
+  m->method_dev         = (const unsigned char *)ctx->method_state;
+  m->nsums              = ctx->maxsums;
+  m->first              = conv->judge_first ? 0 : it0 + 1; /* the first new entry of the history */
+  m->hist_len           = ctx->hist_len;
+  m->method_len         = ctx->method_state_len;
   FUSED_CUDA_CHECK(cudaMemcpyAsync(ctx->state, ctx->state_host, sizeof(FusedLoopState), cudaMemcpyHostToDevice, ctx->stream));
   return FUSED_CUDA_OK;
 }
@@ -469,26 +482,24 @@ static int FusedLoopStateIn(FusedCUDA ctx, const FusedConvergence *conv, int it0
    small kernel, so that one stream sync brings it all: the state, every
    sum, the history from first on (the loop knows where it stopped, the host
    not yet), and a method's own state. Separate copies cost a sync each. */
-__global__ static void FusedLoopHandBackKernel(const FusedLoopState *state, FusedLoopState *state_host, const double *sums, double *sums_host, int nsums, const double *hist, double *hist_host, int first, int hist_len, const unsigned char *method, unsigned char *method_host, size_t method_len)
+__global__ static void FusedLoopHandBackKernel(const FusedLoopState *state)
 {
-  const int last = state->it < hist_len - 1 ? state->it : hist_len - 1;
-  for (int k = threadIdx.x; k < nsums; k += blockDim.x) sums_host[k] = sums[k];
-  for (int k = first + (int)threadIdx.x; k <= last; k += blockDim.x) hist_host[k] = hist[k];
-  for (size_t k = threadIdx.x; k < method_len; k += blockDim.x) method_host[k] = method[k];
-  if (threadIdx.x == 0) *state_host = *state;
+  FusedLoopMirrorCopy(state, threadIdx.x, blockDim.x);
 }
 
-static int FusedLoopStateOut(FusedCUDA ctx, const FusedConvergence *conv, int it0, int *its)
+/* handed_back: the loop's kernel handed its results back itself
+   (FusedLoopHandBackInKernel()) */
+static int FusedLoopStateOut(FusedCUDA ctx, int handed_back, int *its)
 {
-  const int first = conv->judge_first ? 0 : it0 + 1; /* the first new entry of the history */
-
   ctx->hist_back_first = 0;
   ctx->hist_back_last  = -1;
-  FusedLoopHandBackKernel<<<1, FUSED_BLOCK, 0, ctx->stream>>>(ctx->state, ctx->state_host, ctx->sums, ctx->loop_sums_host, ctx->maxsums, ctx->hist, ctx->hist_host, first, ctx->hist_len, (const unsigned char *)ctx->method_state, (unsigned char *)ctx->method_state_host, ctx->method_state_len);
-  FUSED_CUDA_CHECK_LAUNCH("FusedLoopHandBackKernel");
+  if (!handed_back) {
+    FusedLoopHandBackKernel<<<1, FUSED_BLOCK, 0, ctx->stream>>>(ctx->state);
+    FUSED_CUDA_CHECK_LAUNCH("FusedLoopHandBackKernel");
+  }
   FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
   *its                 = ctx->state_host->it;
-  ctx->hist_back_first = first;
+  ctx->hist_back_first = ctx->state_host->mirror.first;
   ctx->hist_back_last  = *its < ctx->hist_len - 1 ? *its : ctx->hist_len - 1;
   return FUSED_CUDA_OK;
 }
@@ -567,7 +578,7 @@ int FusedCUDARunLoop(FusedCUDA ctx, const void *args, size_t args_len, int (*bui
   if (prologue)
     if (int err = prologue->queue(ctx, prologue->arg)) return err;
   FUSED_CUDA_CHECK(cudaGraphLaunch(ctx->loop_exec, ctx->stream));
-  return FusedLoopStateOut(ctx, conv, it0, its);
+  return FusedLoopStateOut(ctx, 0, its);
 }
 
 /* Device-to-device copy bandwidth (bytes read plus bytes written per second)
@@ -660,7 +671,7 @@ int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int t
   if (prologue)
     if (int err = prologue->queue(ctx, prologue->arg)) return err;
   FUSED_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, grid, block, kargs, smem, ctx->stream));
-  return FusedLoopStateOut(ctx, conv, it0, its);
+  return FusedLoopStateOut(ctx, 1, its);
 }
 
 extern "C" int FusedCUDALoadCommonKernels(int device)

@@ -149,12 +149,49 @@ __device__ __forceinline__ void FusedPostSums(FusedPost *post, unsigned int seq,
   post->seq = seq;
 }
 
+struct FusedLoopState;
+/* What the host reads after a loop, and where: the pinned host copies
+   (mapped, so kernels write them) of the loop's state, every sum, the
+   history from first on and a method's own state */
+struct FusedLoopMirror {
+  FusedLoopState      *state;
+  double              *sums, *hist;
+  unsigned char       *method;
+  const double        *sums_dev, *hist_dev;
+  const unsigned char *method_dev;
+  int                  nsums, first, hist_len;
+  size_t               method_len;
+};
+
 /* Device state of the loop that runs without the host */
 struct FusedLoopState {
-  int              it;   /* the iteration whose sums are in sums[] */
-  int              stop; /* set by the kernel that wants the host to look */
-  FusedConvergence conv; /* per solve, so the graph need not change */
+  int              it;     /* the iteration whose sums are in sums[] */
+  int              stop;   /* set by the kernel that wants the host to look */
+  FusedConvergence conv;   /* per solve, so the graph need not change */
+  FusedLoopMirror  mirror; /* set with the rest as the loop starts */
 };
+
+/* Thread t of nt: what the host reads after the loop to its pinned copies */
+__device__ __forceinline__ void FusedLoopMirrorCopy(const FusedLoopState *state, int t, int nt)
+{
+  const FusedLoopMirror m    = state->mirror;
+  const int             last = state->it < m.hist_len - 1 ? state->it : m.hist_len - 1;
+  for (int k = t; k < m.nsums; k += nt) m.sums[k] = m.sums_dev[k];
+  for (int k = m.first + t; k <= last; k += nt) m.hist[k] = m.hist_dev[k];
+  for (size_t k = t; k < m.method_len; k += nt) m.method[k] = m.method_dev[k];
+  if (t == 0) *m.state = *state;
+}
+
+/* Where a single-kernel loop ends (every thread of every block, after
+   block 0 has written the state, the sums and the history): block 0 hands
+   them to the host itself, which saves the hand-back kernel's launch after
+   the loop (FusedCUDARunSingleKernel()) */
+__device__ __forceinline__ void FusedLoopHandBackInKernel(const FusedLoopState *state)
+{
+  if (blockIdx.x != 0) return;
+  __syncthreads(); /* thread 0's state and sums, warp 0's history */
+  FusedLoopMirrorCopy(state, threadIdx.x, blockDim.x);
+}
 
 struct FusedCUDA_s {
   int             device, n, nvecs, maxsums;

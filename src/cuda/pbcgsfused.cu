@@ -623,6 +623,7 @@ __global__ void __launch_bounds__(BLOCK, 1) PBCGSSingleKernel(FusedMatView A, Fu
         state->it   = it;
         state->stop = 1;
       }
+      FusedLoopHandBackInKernel(state);
       if (p_last != v.p) {
         /* the host goes on from v.p and v.v (v = B A p made); each thread copies the rows it wrote */
         FUSED_GRID_LOOP(i, A.n)

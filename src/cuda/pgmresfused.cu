@@ -963,10 +963,17 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
   double                         scale = 1.0, xi = 0.0;
   double                        *sV = R ? h + m + 1 + (CYCLES ? (size_t)m * m : 0) : NULL; /* the block's rows of the basis, R per thread */
 
+  /* every way out hands the loop's results back from block 0 */
   if constexpr (CYCLES) {
-    if (start != FUSED_LOOP_GOES_ON && !PGMRESSingleStart(grid, A, v, gs, state, sums, hist, start, conv, orth_part, orth)) return;
+    if (start != FUSED_LOOP_GOES_ON && !PGMRESSingleStart(grid, A, v, gs, state, sums, hist, start, conv, orth_part, orth)) {
+      FusedLoopHandBackInKernel(state);
+      return;
+    }
   }
-  if (state->stop) return; /* the first test (PGMRESFirstStartKernel) handed the start to the host */
+  if (state->stop) { /* the first test (PGMRESFirstStartKernel) handed the start to the host */
+    FusedLoopHandBackInKernel(state);
+    return;
+  }
   for (int j = 0;; j++) {
     if (A.lrows.nchunks) { /* the long rows' rest first: the product reads it */
       FusedLongRowsOf(A, FusedStored{PGMRESStepVectors(v, j, A.n).in});
@@ -999,7 +1006,10 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
       const bool   host_looks = !(rnorm0 > 0.0) || FusedMustStop(conv, its0 + m, rnorm0);
       its0 += m;
       if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecordStart(gs, state, hist, its0, rnorm0, host_looks);
-      if (host_looks) return;
+      if (host_looks) {
+        FusedLoopHandBackInKernel(state);
+        return;
+      }
       /* z_0 = r / |r| (and d .* z_0, right): the first product's input */
       FUSED_GRID_LOOP(i, A.n)
       {
@@ -1013,7 +1023,10 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
       j     = -1;
       continue;
     }
-    if (verdict != PGMRES_GO_ON) return;
+    if (verdict != PGMRES_GO_ON) {
+      FusedLoopHandBackInKernel(state);
+      return;
+    }
     {
       double rjj;
       PGMRESNormalization(o, &rjj, &xi);
