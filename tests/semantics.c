@@ -10,8 +10,11 @@
      nan          a NaN in b gives KSP_DIVERGED_NANORINF, never "converged"
      indefinite   (cg) a matrix whose indefiniteness shows after some
                   iterations: the baseline's reason at the baseline's iteration
+     errorhistory KSPSetErrorHistory(): one entry per iteration; without it
+                  the solve leaves the KSP without a DM (none is made for it)
    -method cg|bcgs|gmres as in compare.c */
 #include "problems.h"
+#include <petsc/private/kspimpl.h> /* ksp->dm: whether the solve made one */
 
 static char method[16] = "cg", fused[32];
 
@@ -60,6 +63,37 @@ static PetscErrorCode TestHistory(Mat A, Vec b, PetscBool *ok)
   ncmp = PetscMin(PetscMin(nb, nf), 8);
   for (i = 0; i < ncmp; i++) CHECK(PetscAbsReal(hb[i] - hf[i]) <= 1e-6 * hb[i], "norm %" PetscInt_FMT ": %.10e against the baseline's %.10e", i, (double)hf[i], (double)hb[i]);
   PetscCall(KSPDestroy(&kb));
+  PetscCall(KSPDestroy(&kf));
+  PetscCall(VecDestroy(&x));
+  PetscFunctionReturn(0);
+}
+
+/* PETSc's methods that log an error history ask for the KSP's DM to do it,
+   which makes a DMShell where there is none; the fused methods log one
+   only where it is kept, and then at every iteration (no device loop) */
+static PetscErrorCode TestErrorHistory(Mat A, Vec b, PetscBool *ok)
+{
+  KSP              kf;
+  Vec              x;
+  const PetscReal *he;
+  PetscInt         ne, its, i;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(MakeKSP(A, fused, &kf));
+  PetscCall(KSPSolve(kf, b, x));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  errorhistory: without a history the KSP has %s DM after the solve\n", kf->dm ? "a" : "no"));
+  CHECK(!kf->dm, "the solve made a DM for a KSP that had none and keeps no error history");
+  PetscCall(KSPSetErrorHistory(kf, NULL, PETSC_DECIDE, PETSC_TRUE));
+  PetscCall(VecZeroEntries(x));
+  PetscCall(KSPSolve(kf, b, x));
+  PetscCall(KSPGetErrorHistory(kf, &he, &ne));
+  PetscCall(KSPGetIterationNumber(kf, &its));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  errorhistory: %" PetscInt_FMT " entries over %" PetscInt_FMT " iterations, last %.6e\n", ne, its, ne ? (double)he[ne - 1] : -1.0));
+  CHECK(its > 0, "no iteration");
+  if (!strcmp(method, "gmres")) CHECK(ne >= its + 1, "%" PetscInt_FMT " error norms for %" PetscInt_FMT " iterations", ne, its);
+  else CHECK(ne == its + 1, "%" PetscInt_FMT " error norms for %" PetscInt_FMT " iterations, expected one per iteration plus the initial", ne, its);
+  for (i = 0; i < ne; i++) CHECK(PetscIsNormalReal(he[i]) || he[i] == 0.0, "error norm %" PetscInt_FMT " is %g", i, (double)he[i]);
   PetscCall(KSPDestroy(&kf));
   PetscCall(VecDestroy(&x));
   PetscFunctionReturn(0);
@@ -429,6 +463,7 @@ int main(int argc, char **argv)
   else if (!strcmp(test, "breakdown")) PetscCall(TestBreakdown(&ok));
   else if (!strcmp(test, "nan")) PetscCall(TestNaN(A, b, &ok));
   else if (!strcmp(test, "indefinite") && !strcmp(method, "cg")) PetscCall(TestIndefinite(&ok));
+  else if (!strcmp(test, "errorhistory")) PetscCall(TestErrorHistory(A, b, &ok));
   else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "unknown -test %s", test);
 
   PetscCall(MatDestroy(&A));

@@ -676,6 +676,7 @@ int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int t
 
 extern "C" int FusedCUDALoadCommonKernels(int device)
 {
+  if (int err = FusedCUDAWarmCooperativeLaunch(device)) return err;
   if (int err = FusedCUDALoadModuleOf(device, (const void *)FusedRhsNormKernel<double>)) return err;
   if (int err = FusedDevMatLoadKernels(device)) return err;
   return FusedHaloLoadKernels(device);

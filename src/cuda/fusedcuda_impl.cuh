@@ -13,6 +13,8 @@ int FusedCUDAFail(cudaError_t err, const char *call, const char *file, int line)
 int FusedCUDASetError(int code, const char *fmt, ...);
 /* loads every kernel of the module (the .cu file) that holds kernel (src/cuda/modules.cu) */
 int FusedCUDALoadModuleOf(int device, const void *kernel);
+/* makes the process's first cooperative launch on device, once (src/cuda/modules.cu) */
+int FusedCUDAWarmCooperativeLaunch(int device);
 /* the same for the operator's module (devmat.cu) and the halo's (halo.cu) */
 int FusedDevMatLoadKernels(int device);
 int FusedHaloLoadKernels(int device);
