@@ -12,6 +12,10 @@
                   iterations: the baseline's reason at the baseline's iteration
      errorhistory KSPSetErrorHistory(): one entry per iteration; without it
                   the solve leaves the KSP without a DM (none is made for it)
+     maxit        stopped by -ksp_max_it (-maxit, mid-cycle or at a cycle's
+                  end for gmres): the backend chosen by the options against
+                  the reference backend, x and the last norm; gmres's last
+                  norm is the true residual of the x it returns
    -method cg|bcgs|gmres as in compare.c */
 #include "problems.h"
 #include <petsc/private/kspimpl.h> /* ksp->dm: whether the solve made one */
@@ -433,6 +437,77 @@ static PetscErrorCode TestNaN(Mat A, Vec b, PetscBool *ok)
   PetscFunctionReturn(0);
 }
 
+/* A solve that -ksp_max_it stops: the same x and last norm on the backend
+   the options choose and on the reference backend. pgmresfused tests the
+   residual of the x it returns at the last iteration (the start after the
+   last cycle), which the device may make itself. */
+static PetscErrorCode TestMaxIt(Mat A, Vec b, PetscBool *ok)
+{
+  KSP              kf, kr;
+  Vec              xf, xr, r, z;
+  PC               pc;
+  const PetscReal *hf, *hr;
+  PetscInt         nf, nr, itsf, itsr, dits, maxit = 45;
+  PetscReal        dx, xnorm, znorm;
+  KSPConvergedReason reasonf, reasonr;
+  KSPFusedBackend  used;
+  PetscMPIInt      size;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-maxit", &maxit, NULL));
+  PetscCall(VecDuplicate(b, &xf));
+  PetscCall(VecDuplicate(b, &xr));
+  PetscCall(VecDuplicate(b, &r));
+  PetscCall(VecDuplicate(b, &z));
+  PetscCall(MakeKSP(A, fused, &kf));
+  PetscCall(MakeKSP(A, fused, &kr));
+  PetscCall(KSPFusedSetBackend(kr, KSP_FUSED_BACKEND_REFERENCE));
+  /* a tolerance no solve reaches in maxit iterations */
+  PetscCall(KSPSetTolerances(kf, 1e-30, 1e-300, PETSC_DEFAULT, maxit));
+  PetscCall(KSPSetTolerances(kr, 1e-30, 1e-300, PETSC_DEFAULT, maxit));
+  PetscCall(KSPSetResidualHistory(kf, NULL, PETSC_DECIDE, PETSC_TRUE));
+  PetscCall(KSPSetResidualHistory(kr, NULL, PETSC_DECIDE, PETSC_TRUE));
+  PetscCall(KSPSolve(kf, b, xf));
+  PetscCall(KSPSolve(kr, b, xr));
+  PetscCall(KSPGetIterationNumber(kf, &itsf));
+  PetscCall(KSPGetIterationNumber(kr, &itsr));
+  PetscCall(KSPGetConvergedReason(kf, &reasonf));
+  PetscCall(KSPGetConvergedReason(kr, &reasonr));
+  PetscCall(KSPGetResidualHistory(kf, &hf, &nf));
+  PetscCall(KSPGetResidualHistory(kr, &hr, &nr));
+  PetscCall(KSPFusedGetBackendUsed(kf, &used));
+  PetscCall(KSPFusedGetDeviceIterations(kf, &dits));
+  PetscCall(VecNorm(xr, NORM_2, &xnorm));
+  PetscCall(VecAXPY(xr, -1.0, xf));
+  PetscCall(VecNorm(xr, NORM_2, &dx));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  maxit: %s on the %s backend: %" PetscInt_FMT " iterations (%" PetscInt_FMT " in the device loop), %s, last norm %.12e; reference: %" PetscInt_FMT ", %s, %.12e; |x - x_ref| / |x_ref| %.3e\n", fused, KSPFusedBackends[used], itsf, dits, KSPConvergedReasons[reasonf], nf ? (double)hf[nf - 1] : -1.0, itsr, KSPConvergedReasons[reasonr], nr ? (double)hr[nr - 1] : -1.0, (double)(dx / xnorm)));
+  CHECK(itsf == maxit && itsr == maxit, "iterations %" PetscInt_FMT " and %" PetscInt_FMT " (reference), expected -ksp_max_it %" PetscInt_FMT, itsf, itsr, maxit);
+  CHECK(reasonf == KSP_DIVERGED_ITS && reasonr == KSP_DIVERGED_ITS, "reasons %s and %s (reference), expected DIVERGED_ITS", KSPConvergedReasons[reasonf], KSPConvergedReasons[reasonr]);
+  CHECK(nf == itsf + 1, "%" PetscInt_FMT " norms recorded for %" PetscInt_FMT " iterations, expected one per iteration plus the initial", nf, itsf);
+  CHECK(dx <= 1e-8 * xnorm, "x differs from the reference backend's by %.3e relative", (double)(dx / xnorm));
+  if (nf && nr) CHECK(PetscAbsReal(hf[nf - 1] - hr[nr - 1]) <= 1e-8 * hr[nr - 1], "last norm %.12e against the reference backend's %.12e", (double)hf[nf - 1], (double)hr[nr - 1]);
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  /* the device loop runs on one rank (on several, each synchronization is an MPI_Allreduce) */
+  if (used == KSP_FUSED_BACKEND_CUDA && size == 1) CHECK(dits > 0, "no iteration in the device loop");
+  if (!strcmp(method, "gmres") && nf) {
+    /* the last norm is |B (b - A x)| of the returned x (left Jacobi or none) */
+    PetscCall(MatMult(A, xf, r));
+    PetscCall(VecAYPX(r, -1.0, b));
+    PetscCall(KSPGetPC(kf, &pc));
+    PetscCall(PCApply(pc, r, z));
+    PetscCall(VecNorm(z, NORM_2, &znorm));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  maxit: |B (b - A x)| of the returned x %.12e\n", (double)znorm));
+    CHECK(PetscAbsReal(hf[nf - 1] - znorm) <= 1e-10 * znorm, "last norm %.12e, but x's preconditioned residual is %.12e", (double)hf[nf - 1], (double)znorm);
+  }
+  PetscCall(KSPDestroy(&kf));
+  PetscCall(KSPDestroy(&kr));
+  PetscCall(VecDestroy(&xf));
+  PetscCall(VecDestroy(&xr));
+  PetscCall(VecDestroy(&r));
+  PetscCall(VecDestroy(&z));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   char        test[32] = "history";
@@ -464,6 +539,7 @@ int main(int argc, char **argv)
   else if (!strcmp(test, "nan")) PetscCall(TestNaN(A, b, &ok));
   else if (!strcmp(test, "indefinite") && !strcmp(method, "cg")) PetscCall(TestIndefinite(&ok));
   else if (!strcmp(test, "errorhistory")) PetscCall(TestErrorHistory(A, b, &ok));
+  else if (!strcmp(test, "maxit")) PetscCall(TestMaxIt(A, b, &ok));
   else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "unknown -test %s", test);
 
   PetscCall(MatDestroy(&A));

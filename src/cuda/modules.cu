@@ -86,10 +86,9 @@ int FusedCUDALoadModuleOf(int device, const void *kernel)
    than later ones, of any kernel (H100: 61-88 against 13 us; the first
    single-kernel loop of a process 290-313 against 176-188 us, 2026-11-26):
    made here, at KSPSetUp(), once a device, not in the first solve */
-__global__ static void FusedWarmCooperativeKernel(int *done)
+__global__ static void FusedWarmCooperativeKernel(void)
 {
   cooperative_groups::this_grid().sync();
-  if (done && blockIdx.x == 0 && threadIdx.x == 0) *done = 1;
 }
 
 #define WARMED_MAX 64
@@ -98,18 +97,17 @@ int FusedCUDAWarmCooperativeLaunch(int device)
   static unsigned char warmed[WARMED_MAX];
   cudaStream_t         stream;
   int                  coop = 0;
-  int                 *done = NULL;
-  void                *args[] = {&done};
-  cudaError_t          e;
+  cudaError_t          e, e_destroy;
 
   if (device < 0 || device >= WARMED_MAX || warmed[device]) return FUSED_CUDA_OK;
   FUSED_CUDA_CHECK(cudaSetDevice(device));
   FUSED_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
   if (coop) {
     FUSED_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    e = cudaLaunchCooperativeKernel((const void *)FusedWarmCooperativeKernel, 1, 32, args, 0, stream);
+    e = cudaLaunchCooperativeKernel((const void *)FusedWarmCooperativeKernel, 1, 32, NULL, 0, stream); /* no arguments */
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-    (void)cudaStreamDestroy(stream);
+    e_destroy = cudaStreamDestroy(stream);
+    if (e == cudaSuccess) e = e_destroy;
     if (e != cudaSuccess) return FusedCUDAFail(e, "cudaLaunchCooperativeKernel (the first, at set-up)", __FILE__, __LINE__);
   }
   warmed[device] = 1;

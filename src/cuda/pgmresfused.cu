@@ -406,6 +406,7 @@ struct PGMRESLoopState {
   int    start_on_host; /* 1: the single kernel ended a cycle (x is updated) and leaves the next start to the host */
   int    restart;
   double breakdowntol;
+  double start_norm; /* |r| of the last cycle start the single kernel made (r in place): the host tests it */
   double inv_r, xi; /* of step j-1, which the product of step j normalizes */
   FusedNullSpace ns; /* the operator's null space (m = 0: none); coef: <w, n_k> of step j-1's w */
 };
@@ -827,12 +828,12 @@ __device__ __forceinline__ void PGMRESBackSolveWarp(const double *R, int m, int 
   }
 }
 
-/* The end of a full cycle and the start of the next by the whole grid of
-   the single kernel, as the host would make them: t = R^{-1} xi in every
+/* The end of a cycle of k steps and the start of the next by the whole grid
+   of the single kernel, as the host would make them: t = R^{-1} xi in every
    block (Rs, t: its shared memory), x += the correction on this thread's
    rows, then r = B (b - A x) (left) or b - A x (right). Returns |r|, the
    same in every block; the partial sums go through part's first row. */
-__device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_group &grid, const FusedMatView &A, const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int m, double *Rs, double *t, const double *sV, int R, double *part, double *sum)
+__device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_group &grid, const FusedMatView &A, const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int m, int k_steps, double *Rs, double *t, const double *sV, int R, double *part, double *sum)
 {
   const double *Rg = PGMRESLoopR((PGMRESLoopState *)gs), *xis = Rg + (size_t)m * m;
   const int     n  = A.n;
@@ -842,10 +843,10 @@ __device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_
   for (int e = threadIdx.x; e < m * m; e += blockDim.x) Rs[e] = __ldcg(&Rg[e]);
   for (int l = threadIdx.x; l < m; l += blockDim.x) t[l] = __ldcg(&xis[l]);
   __syncthreads();
-  if (threadIdx.x < 32) PGMRESBackSolveWarp(Rs, m, m, t);
+  if (threadIdx.x < 32) PGMRESBackSolveWarp(Rs, m, k_steps, t);
   __syncthreads();
   for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += gridDim.x * blockDim.x, k++)
-    v.x[i] = __dadd_rn(v.x[i], PGMRESCorrection<1>(v, m, t, i, [&](int l) { return sV ? sV[PGMRESSlot(l, k, R)] : v.V[(size_t)l * n + i]; }));
+    v.x[i] = __dadd_rn(v.x[i], PGMRESCorrection<1>(v, k_steps, t, i, [&](int l) { return sV ? sV[PGMRESSlot(l, k, R)] : v.V[(size_t)l * n + i]; }));
   grid.sync(); /* the product reads the other blocks' rows of x */
   if (A.lrows.nchunks) {
     FusedLongRowsOf(A, FusedStored{v.x});
@@ -871,6 +872,7 @@ __device__ __forceinline__ void PGMRESRecordStart(PGMRESLoopState *gs, FusedLoop
   gs->its0          = its0;
   gs->j             = 0;
   gs->start_on_host = host_looks;
+  gs->start_norm    = rnorm0;
   state->it         = its0;
   state->stop       = host_looks;
   if (!host_looks) hist[its0] = rnorm0;
@@ -884,7 +886,8 @@ __device__ __forceinline__ void PGMRESRecordStart(PGMRESLoopState *gs, FusedLoop
 
    CYCLES: a full cycle is also ended and the next one started here (the
    host's work between two cycles, which cost it a few waits for the
-   device), as long as the test of each start lets the solve go on. Only
+   device), as long as the test of each start lets the solve go on; so is
+   the last cycle at max_it, whose start the host only tests. Only
    with the basis in shared memory, where a block per multiprocessor is all
    that fits anyway, so the steps may take all the registers they want: the
    added code under the limit of two blocks cost the steps 2-8 us each on
@@ -1001,10 +1004,12 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
     for (int k = 0; k < 3; k++) o[k] = orth[k];
     const int verdict = PGMRESVerdict(conv, its0, j, m, tol, h, h_not_finite, o, &rnorm);
     if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm);
-    if (CYCLES && verdict == PGMRES_CYCLE_DONE && j + 1 == m && its0 + m < conv.max_it) {
-      const double rnorm0     = PGMRESNextCycleStart(grid, A, v, gs, m, h + m + 1, h, sV, R, orth_part, orth);
-      const bool   host_looks = !(rnorm0 > 0.0) || FusedMustStop(conv, its0 + m, rnorm0);
-      its0 += m;
+    if (CYCLES && verdict == PGMRES_CYCLE_DONE) {
+      /* a full cycle, or the last one at max_it: the start after it tests
+         (and, at max_it, stops) the residual, as the host's start would */
+      const double rnorm0     = PGMRESNextCycleStart(grid, A, v, gs, m, j + 1, h + m + 1, h, sV, R, orth_part, orth);
+      const bool   host_looks = !(rnorm0 > 0.0) || FusedMustStop(conv, its0 + j + 1, rnorm0);
+      its0 += j + 1;
       if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecordStart(gs, state, hist, its0, rnorm0, host_looks);
       if (host_looks) {
         FusedLoopHandBackInKernel(state);
@@ -1131,9 +1136,9 @@ static int PGMRESQueueStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs 
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0_io, int single_kernel, int start, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0_io, int single_kernel, int start, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host, double *start_norm)
 {
-  FUSED_COMPENSATED_TWIN(FusedPGMRESLoop, ctx, A, v, ns, restart, breakdowntol, conv, its0_io, single_kernel, start, R, xi, products, orth, steps, pending, start_on_host);
+  FUSED_COMPENSATED_TWIN(FusedPGMRESLoop, ctx, A, v, ns, restart, breakdowntol, conv, its0_io, single_kernel, start, R, xi, products, orth, steps, pending, start_on_host, start_norm);
   const int       its0 = *its0_io;
   const int       base = ctx->maxsums / 2;
   const size_t    smem = sizeof(double) * ((size_t)restart + 1);
@@ -1143,6 +1148,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
   *steps         = 0;
   *pending       = 0;
   *start_on_host = 0;
+  *start_norm    = 0.0;
   if (restart < 1 || restart > FUSED_PGMRES_LOOP_MAX_RESTART || base < restart + 1 || base + 4 + FUSED_NULLSPACE_MAX > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop of restart %d (at most %d) with %d sums in the workspace", restart, FUSED_PGMRES_LOOP_MAX_RESTART, ctx->maxsums);
   if (int err = FusedCUDAEnsureMethodState(ctx, PGMRESLoopStateBytes(restart))) return err;
   memset(&gs, 0, sizeof(gs));
@@ -1229,8 +1235,10 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
   *steps         = gs.j;
   *pending       = gs.pending;
   *start_on_host = gs.start_on_host;
+  *start_norm    = gs.start_norm;
   *its0_io       = gs.its0;
-  if (gs.its0 < its0 || (gs.its0 - its0) % restart || its != gs.its0 + gs.j) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the device loop stopped at iteration %d after %d steps of the cycle from %d (the first from %d)", its, gs.j, gs.its0, its0);
+  /* whole cycles, but for the last one the single kernel ended at max_it */
+  if (gs.its0 < its0 || ((gs.its0 - its0) % restart && !(gs.start_on_host && gs.its0 >= conv->max_it)) || its != gs.its0 + gs.j) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the device loop stopped at iteration %d after %d steps of the cycle from %d (the first from %d)", its, gs.j, gs.its0, its0);
   if (gs.pending) {
     double s[3 + FUSED_NULLSPACE_MAX];
     if (int err = FusedCUDAGetLoopSums(ctx, 0, gs.j + 1, products)) return err;

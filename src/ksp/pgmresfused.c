@@ -118,7 +118,7 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp, PetscBool device_loop)
   gm->k = 0;
   /* the device forms b's norm for the first test with Jacobi or none, not
      point-block Jacobi; a null space's start is the host's (it waits for <r, n_k>) */
-  if (device_loop && gm->steps->start_loop && !gm->fused.x_device && ksp->pc_side == PC_LEFT && !gm->fused.nullsp && KSPFusedCUDAFirstTestOnDevice(ksp, (PetscBool)(gm->fused.pcplace != KSP_FUSED_PC_PBJACOBI), &reference)) {
+  if (device_loop && !gm->start_made && gm->steps->start_loop && !gm->fused.x_device && ksp->pc_side == PC_LEFT && !gm->fused.nullsp && KSPFusedCUDAFirstTestOnDevice(ksp, (PetscBool)(gm->fused.pcplace != KSP_FUSED_PC_PBJACOBI), &reference)) {
     PetscBool tested, start_on_host;
 
     /* the solve's first start, tested on the device; where the device hands
@@ -131,9 +131,16 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp, PetscBool device_loop)
     }
     if (tested) goto steps;
   }
-  PGMRESStep(KSP_PGMRESFused_Update, gm->steps->start(ksp, gm, sums));
-  PetscCall(KSPFusedAllreduce(ksp, &gm->fused, 1, sums));
-  rnorm0 = PetscSqrtReal(PetscAbsScalar(sums[0]));
+  if (gm->start_made) {
+    /* the device ended the last cycle and made this start (r in place): its
+       norm is tested here as the host's own start would be */
+    gm->start_made = PETSC_FALSE;
+    rnorm0         = gm->start_norm;
+  } else {
+    PGMRESStep(KSP_PGMRESFused_Update, gm->steps->start(ksp, gm, sums));
+    PetscCall(KSPFusedAllreduce(ksp, &gm->fused, 1, sums));
+    rnorm0 = PetscSqrtReal(PetscAbsScalar(sums[0]));
+  }
   KSPCheckNorm(ksp, rnorm0);
   if (ksp->reason) PetscFunctionReturn(0);
   /* as PETSc's gmres: the true residual of each cycle start is monitored and tested */
@@ -242,7 +249,8 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
     }
     gm->fused.loop_solve = device_loop; /* b and x in place only with the device loop (KSPFusedCUDASystemToDevice()) */
   }
-  ksp->its = 0;
+  ksp->its       = 0;
+  gm->start_made = PETSC_FALSE;
   while (!ksp->reason) {
     PetscCall(PGMRESFusedCycle(ksp, device_loop));
     /* x is no longer zero after a cycle; the user's setting is restored below */

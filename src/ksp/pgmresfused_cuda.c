@@ -180,22 +180,42 @@ static PetscLogDouble PGMRESFusedLoopFlops(KSPFused *fused, int steps, int stopp
   return (steps + stopped) * (2.0 * fused->op.nnz + 8.0 * fused->work.n) + 2.0 * fused->work.n * steps * (steps + stopped - 1.0);
 }
 
+/* flops of the cycles the single kernel ended in `its` iterations, each
+   with its update and the next start: whole cycles, and the last one at
+   max_it */
+static PetscLogDouble PGMRESFusedEndedCyclesFlops(KSP_PGMRESFused *gm, int its)
+{
+  KSPFused      *fused = &gm->fused;
+  const int      m = (int)gm->restart, cycles = its / m, rest = its % m;
+  PetscLogDouble ends = 2.0 * fused->op.nnz + 3.0 * fused->work.n; /* the start after each */
+
+  return cycles * (PGMRESFusedLoopFlops(fused, m, 0) + 2.0 * fused->work.n * m + ends) + (rest ? PGMRESFusedLoopFlops(fused, rest, 0) + 2.0 * fused->work.n * rest + ends : 0.0);
+}
+
+/* A cycle start the device made after ending a cycle, handed over with
+   r in place: the host tests its norm rather than making it again */
+static void PGMRESFusedTakeStart(KSP_PGMRESFused *gm, PetscBool made, double norm)
+{
+  gm->start_made = made;
+  gm->start_norm = made ? (PetscReal)norm : 0.0;
+}
+
 static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscInt *its0, PetscReal rnorm0, PetscBool *pending, PetscBool *start_on_host, PetscScalar sums[])
 {
   KSPFused        *fused = &gm->fused;
   FusedPGMRESVecs  v     = PGMRESFusedDeviceVecs(ksp, gm);
   FusedConvergence conv;
   const double    *in;
-  int              its_last = (int)*its0, steps, stopped, on_host, cycles;
+  const int        its_first = (int)*its0;
+  int              its_last  = its_first, steps, stopped, on_host;
+  double           start_norm;
 
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCallFusedCUDA(FusedPGMRESProductInput(fused->work.cuda, &v, 0, 1.0 / rnorm0, &in));
-  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, FUSED_LOOP_GOES_ON, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
-  /* the full cycles the device ended, each with its update and the next start */
-  cycles = (its_last - (int)*its0) / (int)gm->restart;
-  PetscCall(PetscLogFlops(cycles * (PGMRESFusedLoopFlops(fused, (int)gm->restart, 0) + 2.0 * fused->work.n * gm->restart + 2.0 * fused->op.nnz + 3.0 * fused->work.n) + PGMRESFusedLoopFlops(fused, steps, stopped)));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, FUSED_LOOP_GOES_ON, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host, &start_norm));
+  PetscCall(PetscLogFlops(PGMRESFusedEndedCyclesFlops(gm, its_last - (int)*its0) + PGMRESFusedLoopFlops(fused, steps, stopped)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   /* a step left to the host: its <w, n_k> for the normalization */
   if (stopped)
@@ -208,6 +228,7 @@ static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscIn
   gm->k          = steps;
   *pending       = stopped ? PETSC_TRUE : PETSC_FALSE;
   *start_on_host = on_host ? PETSC_TRUE : PETSC_FALSE;
+  PGMRESFusedTakeStart(gm, on_host && its_last > its_first, start_norm);
   PetscFunctionReturn(0);
 }
 
@@ -222,7 +243,8 @@ static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, in
   KSPFused        *fused = &gm->fused;
   FusedPGMRESVecs  v;
   FusedConvergence conv;
-  int              its_last = 0, steps, stopped, on_host, cycles, start;
+  int              its_last = 0, steps, stopped, on_host, start;
+  double           start_norm;
 
   PetscFunctionBegin;
   if (fused->single_kernel) {
@@ -241,9 +263,8 @@ static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, in
     start = FUSED_LOOP_GOES_ON;
   }
   PetscCheck(!v.pc_between && !v.right && !fused->op.halo && ksp->its == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the first cycle, a fused left PC and one rank");
-  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, start, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host));
-  cycles = its_last / (int)gm->restart;
-  PetscCall(PetscLogFlops(cycles * (PGMRESFusedLoopFlops(fused, (int)gm->restart, 0) + 2.0 * fused->work.n * gm->restart + 2.0 * fused->op.nnz + 3.0 * fused->work.n) + PGMRESFusedLoopFlops(fused, steps, stopped)));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, start, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host, &start_norm));
+  PetscCall(PetscLogFlops(PGMRESFusedEndedCyclesFlops(gm, its_last) + PGMRESFusedLoopFlops(fused, steps, stopped)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   *tested = (PetscBool)!(on_host && its_last == 0);
   if (!*tested) PetscFunctionReturn(0); /* the host starts again and tests the start itself */
@@ -256,6 +277,7 @@ static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, in
   gm->k          = steps;
   *pending       = stopped ? PETSC_TRUE : PETSC_FALSE;
   *start_on_host = on_host ? PETSC_TRUE : PETSC_FALSE;
+  PGMRESFusedTakeStart(gm, on_host && its_last > 0, start_norm);
   PetscFunctionReturn(0);
 }
 

@@ -40,7 +40,8 @@ typedef struct {
      of the last cycle, gm->k its complete steps, their R and xi; *pending
      where step gm->k stopped after its orthogonalization, with its products
      in gm->sums and its WW, WR, RR in sums[]; *start_on_host where the device
-     ended a cycle (x updated) and the host is to start the next */
+     ended a cycle (x updated) and the host is to start the next: where the
+     device made that start too, gm->start_made and gm->start_norm */
   PetscErrorCode (*loop)(KSP, KSP_PGMRESFused *, PetscInt *its0, PetscReal rnorm0, PetscBool *pending, PetscBool *start_on_host, PetscScalar sums[]);
   /* the first cycle's start and the loop in one go, the start tested on the
      device against the reference norm FUSED_REFERENCE_* (NULL: no such
@@ -60,6 +61,8 @@ struct _KSP_PGMRESFused {
   PetscScalar               *R;            /* restart x restart, column-major */
   PetscScalar               *xi, *t, *h, *sums;
   PetscInt                   k;            /* steps done in the current cycle */
+  PetscBool                  start_made;   /* the device loop ended the last cycle and made the next start: r in place */
+  PetscReal                  start_norm;   /* and its |r|, which the host tests */
   const KSPPGMRESFusedSteps *steps;
 };
 
