@@ -305,7 +305,7 @@ static PetscErrorCode ProblemSetVariableBlocks(Mat A)
 
 PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A)
 {
-  PetscBool negate = PETSC_FALSE, vblocks = PETSC_FALSE;
+  PetscBool negate = PETSC_FALSE, vblocks = PETSC_FALSE, symmetric = PETSC_FALSE;
   PetscReal jump = 1e6, anisotropy = 1e-3;
 
   PetscFunctionBegin;
@@ -361,6 +361,15 @@ PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A
   if (negate) PetscCall(MatScale(*A, -1.0));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-problem_variable_blocks", &vblocks, NULL));
   if (vblocks) PetscCall(ProblemSetVariableBlocks(*A));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-problem_symmetric", &symmetric, NULL));
+  if (symmetric) {
+    PetscBool is_symmetric;
+
+    /* as a user who knows would say it: checked first, exactly */
+    PetscCall(MatIsSymmetric(*A, 0.0, &is_symmetric));
+    PetscCheck(is_symmetric, comm, PETSC_ERR_ARG_WRONG, "-problem_symmetric: the matrix of -problem %s is not symmetric", ProblemTypes[type]);
+    PetscCall(MatSetOption(*A, MAT_SYMMETRIC, PETSC_TRUE));
+  }
   PetscFunctionReturn(0);
 }
 

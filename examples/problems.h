@@ -29,6 +29,7 @@ extern const char *const ProblemTypes[];
 PetscErrorCode ProblemMatCreate(MPI_Comm, PetscInt N, PetscInt diag, PetscInt offdiag, Mat *);
 /* n points per side (arrow, powerlaw: n rows); the matrix is distributed over comm by rows. Options:
    -problem_negate (every problem times -1: negative definite from SPD),
+   -problem_symmetric (MAT_SYMMETRIC set on a matrix checked to be symmetric),
    -problem_peclet Pe (convdiff: the global Peclet number in x, half of it
    in y; without it the cell Peclet numbers are 0.5 and 0.25),
    -problem_variable_blocks (point blocks of 1, 2 and 3 rows in turn, for

@@ -204,9 +204,10 @@ typedef struct {
    are in one run), then <B r, n_k> (the update's); FUSED_PCG_SUMS in all */
 enum { FUSED_PCG_BY_N = 5, FUSED_PCG_Y_N = FUSED_PCG_BY_N + FUSED_NULLSPACE_MAX, FUSED_PCG_BR_N = FUSED_PCG_Y_N + FUSED_NULLSPACE_MAX, FUSED_PCG_SUMS = FUSED_PCG_BR_N + FUSED_NULLSPACE_MAX };
 /* and on the device after them: the off-process rows' share of the split
-   product's sums (3 + 2 FUSED_NULLSPACE_MAX), then the square of b's norm
-   (FusedCUDARhsNorm()) */
-enum { FUSED_PCG_GHOST = FUSED_PCG_SUMS, FUSED_PCG_RHS = FUSED_PCG_GHOST + 3 + 2 * FUSED_NULLSPACE_MAX, FUSED_PCG_DEVICE_SUMS };
+   product's sums (3 + 2 FUSED_NULLSPACE_MAX), the square of b's norm
+   (FusedCUDARhsNorm()), then beta <p, y_last> of the graph loop's update
+   where A is known symmetric (FusedPCGVecs.symmetric) */
+enum { FUSED_PCG_GHOST = FUSED_PCG_SUMS, FUSED_PCG_RHS = FUSED_PCG_GHOST + 3 + 2 * FUSED_NULLSPACE_MAX, FUSED_PCG_SYM_PY_LAST, FUSED_PCG_DEVICE_SUMS };
 /* In sums[] the null space's three runs of sums are FUSED_NULLSPACE_MAX
    apart; a method may keep them closer in a compact copy (the single-kernel
    loop: 1 apart). "run" is that distance. */
@@ -255,6 +256,10 @@ typedef struct {
   double       *z, *w;
   int           normtype;
   FusedNullSpace ns; /* with the fused PC only */
+  /* A is known to be symmetric (MatIsSymmetricKnown()): the graph loop,
+     with Jacobi or none, takes <y,z> as <p,y> - beta <p, y_last>, summed in
+     the update, so that its product does not read r */
+  int           symmetric;
 } FusedPCGVecs;
 int FusedPCGStart(FusedCUDA ctx, FusedDevMat A, const FusedPCGVecs *v, int guess_zero);
 /* With a null space (v->ns.m > 0) the start makes r and sums <B r, n_k>;

@@ -66,7 +66,7 @@ struct PCGNext {
    the new r and p written to r_out and p_out; adds to acc[RZ] and acc[NORM],
    returns the new p and sets *z_out to the new z */
 template <bool JACOBI, bool NULLSPACE = false>
-__device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PCGNext<JACOBI, NULLSPACE> &next, int i, double *r_out, double *p_out, FusedSum *acc, double *z_out, double *br_out = NULL, double *n_out = NULL)
+__device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PCGNext<JACOBI, NULLSPACE> &next, int i, double *r_out, double *p_out, FusedSum *acc, double *z_out, double *br_out = NULL, double *n_out = NULL, double *y_out = NULL)
 {
   const auto   last = next.Load(i);
   const double r    = next.Residual(last.r, last.y);
@@ -83,6 +83,7 @@ __device__ __forceinline__ double PCGUpdateRowTo(const FusedPCGVecs &v, const PC
   FusedAddProduct(acc[RZ], r, z);
   acc[NORM] += PCGNormTerm(v.normtype, r, z);
   *z_out = z;
+  if (y_out) *y_out = last.y;
   return p;
 }
 
@@ -101,11 +102,16 @@ __device__ __forceinline__ void PCGUpdateRowStored(const FusedPCGVecs &v, int i,
   acc[NORM] += PCGNormTerm(v.normtype, r, z);
 }
 
-__device__ __forceinline__ void PCGUpdateRow(const FusedPCGVecs &v, int i, double alpha, double beta, FusedSum (&acc)[2])
+/* SYMMETRIC: acc[PY] (the third sum, in the slot of the product's PY)
+   gets <p', y> of the new p and the last y, for <y', z'> = <p', y'> -
+   beta <p', y> (PCGProductKernel) */
+template <bool SYMMETRIC = false>
+__device__ __forceinline__ void PCGUpdateRow(const FusedPCGVecs &v, int i, double alpha, double beta, FusedSum (&acc)[SYMMETRIC ? 3 : 2])
 {
-  double z;
-  if (v.d) (void)PCGUpdateRowTo(v, PCGNext<true>{v.r, v.y, v.p, v.d, alpha, beta, 0.0, 0.0, NULL}, i, v.r, v.p, acc, &z);
-  else (void)PCGUpdateRowTo(v, PCGNext<false>{v.r, v.y, v.p, NULL, alpha, beta, 0.0, 0.0, NULL}, i, v.r, v.p, acc, &z);
+  double z, p, y_last;
+  if (v.d) p = PCGUpdateRowTo(v, PCGNext<true>{v.r, v.y, v.p, v.d, alpha, beta, 0.0, 0.0, NULL}, i, v.r, v.p, acc, &z, NULL, NULL, SYMMETRIC ? &y_last : NULL);
+  else p = PCGUpdateRowTo(v, PCGNext<false>{v.r, v.y, v.p, NULL, alpha, beta, 0.0, 0.0, NULL}, i, v.r, v.p, acc, &z, NULL, NULL, SYMMETRIC ? &y_last : NULL);
+  if constexpr (SYMMETRIC) FusedAddProduct(acc[PY], p, y_last);
 }
 
 /* z = B r at row i: stored where the PC runs between kernels */
@@ -115,15 +121,18 @@ __device__ __forceinline__ double PCGPreconditioned(const FusedPCGVecs &v, int i
 }
 
 /* One row of the product: y = A p; adds to PY, YW and YZ (w = B y is not
-   stored; with the PC between kernels YW follows in a kernel of its own) */
-__device__ __forceinline__ void PCGProductRow(const FusedMatView &A, const FusedPCGVecs &v, int i, FusedSum (&acc)[3])
+   stored; with the PC between kernels YW follows in a kernel of its own).
+   SYMMETRIC: not YZ, which then comes from PY (PCGProductReduce()), and r
+   is not read. */
+template <bool SYMMETRIC = false>
+__device__ __forceinline__ void PCGProductRow(const FusedMatView &A, const FusedPCGVecs &v, int i, FusedSum (&acc)[SYMMETRIC ? 2 : 3])
 {
   const double p = v.p[i];
   const double y = FusedRowProduct(A, v.p, i);
   v.y[i]         = y;
   FusedAddProduct(acc[0], p, y);
   FusedAddProduct(acc[1], y, (v.d ? v.d[i] * y : y));
-  FusedAddProduct(acc[2], y, PCGPreconditioned(v, i));
+  if constexpr (!SYMMETRIC) FusedAddProduct(acc[2], y, PCGPreconditioned(v, i));
 }
 
 /* PCGFusedNorm() of pcgfused.c */
@@ -248,12 +257,23 @@ __device__ __forceinline__ bool PCGLoopProductStopped(FusedLoopState *state, cud
 }
 
 /* The product's PY, YW and YZ; in the device loop the last block also tests
-   the iteration they complete */
-__device__ __forceinline__ void PCGProductReduce(FusedSum (&acc)[3], int normtype, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
+   the iteration they complete. SYMMETRIC (A known to be): YZ = <y,z> =
+   <p,y> - beta <p, y_last>, the last term from the update before
+   (sums[FUSED_PCG_SYM_PY_LAST], times beta), as z = p - beta p_last and
+   <y, p_last> = <p, A p_last> */
+template <bool SYMMETRIC = false>
+__device__ __forceinline__ void PCGProductReduce(FusedSum (&acc)[SYMMETRIC ? 2 : 3], int normtype, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
-  if (FusedReduce<3>(acc, partials, sums, ticket, PY) && state && threadIdx.x == 0) {
-    const double s[NSUMS] = {sums[RZ], sums[NORM], FusedSumValue(acc[0]), FusedSumValue(acc[1]), FusedSumValue(acc[2])};
-    PCGLoopTest(normtype, state, s, hist, handle);
+  if (FusedReduce<SYMMETRIC ? 2 : 3>(acc, partials, sums, ticket, PY) && threadIdx.x == 0) {
+    double yz;
+    if constexpr (SYMMETRIC) {
+      yz       = FusedSumValue(acc[0]) - sums[FUSED_PCG_SYM_PY_LAST];
+      sums[YZ] = yz;
+    } else yz = FusedSumValue(acc[2]);
+    if (state) {
+      const double s[NSUMS] = {sums[RZ], sums[NORM], FusedSumValue(acc[0]), FusedSumValue(acc[1]), yz};
+      PCGLoopTest(normtype, state, s, hist, handle);
+    }
   }
 }
 
@@ -265,22 +285,28 @@ __device__ __forceinline__ void PCGProductReduce(FusedSum (&acc)[3], int normtyp
    itself the compiler loads x after the others: SASS); H100, the graph on
    160^3: 205.8-214.4 us per iteration against 212.7-216.2 in three
    alternating pairs. */
+template <bool SYMMETRIC = false>
 __global__ void __launch_bounds__(FUSED_BLOCK, 6) PCGUpdateKernel(int n, FusedPCGVecs v, double alpha, double beta, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist)
 {
-  FusedSum acc[2] = {0.0, 0.0};
+  FusedSum acc[SYMMETRIC ? 3 : 2] = {};
   if (PCGLoopUpdateBegins(v, state, sums, hist, &alpha, &beta)) return;
-  FUSED_GRID_LOOP(i, n) PCGUpdateRow(v, i, alpha, beta, acc);
-  FusedReduce<2>(acc, partials, sums, ticket, RZ);
+  FUSED_GRID_LOOP(i, n) PCGUpdateRow<SYMMETRIC>(v, i, alpha, beta, acc);
+  if constexpr (SYMMETRIC) {
+    /* the third sum through PY's partials (free until the product) to its own slot, times beta */
+    if (FusedReduce<3>(acc, partials, sums, ticket, RZ, 2, FUSED_PCG_SYM_PY_LAST) && threadIdx.x == 0) sums[FUSED_PCG_SYM_PY_LAST] *= beta;
+  } else FusedReduce<2>(acc, partials, sums, ticket, RZ);
 }
 
 /* y = A p, w = B y (not stored); PY, YW and YZ. In the device loop the
-   last block also tests the iteration it completes. */
+   last block also tests the iteration it completes. SYMMETRIC: after
+   PCGUpdateKernel<true>, which left beta <p, y_last>. */
+template <bool SYMMETRIC = false>
 __global__ void PCGProductKernel(FusedMatView A, FusedPCGVecs v, double *partials, double *sums, unsigned int *ticket, FusedLoopState *state, double *hist, cudaGraphConditionalHandle handle)
 {
-  FusedSum acc[3] = {0.0, 0.0, 0.0};
+  FusedSum acc[SYMMETRIC ? 2 : 3] = {};
   if (PCGLoopProductStopped(state, handle)) return;
-  FUSED_GRID_LOOP(i, A.n) PCGProductRow(A, v, i, acc);
-  PCGProductReduce(acc, v.normtype, partials, sums, ticket, state, hist, handle);
+  FUSED_GRID_LOOP(i, A.n) PCGProductRow<SYMMETRIC>(A, v, i, acc);
+  PCGProductReduce<SYMMETRIC>(acc, v.normtype, partials, sums, ticket, state, hist, handle);
 }
 
 /* The rows that read ghost values, after PCGProductKernel ran on the local
@@ -846,7 +872,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPCGUpdate)(FusedCUDA ctx, const FusedPCGV
     FUSED_CUDA_CHECK_LAUNCH("PCGUpdateBlockKernel");
     return FUSED_CUDA_OK;
   }
-  PCGUpdateKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, beta, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL);
+  PCGUpdateKernel<false><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, *v, alpha, beta, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL);
   FUSED_CUDA_CHECK_LAUNCH("PCGUpdateKernel");
   return FUSED_CUDA_OK;
 }
@@ -857,7 +883,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPCGProduct)(FusedCUDA ctx, FusedDevMat A,
   if (int err = FusedLongRowsBefore(A, v->p, ctx->stream)) return err;
   if (v->ns.m) PCG_NULL_KERNEL(PCGProductNullKernel, *v)<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   else if (v->dblock) PCGProductBlockKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
-  else PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  else PCGProductKernel<false><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(A->view, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   FUSED_CUDA_CHECK_LAUNCH("PCGProductKernel");
   return FUSED_CUDA_OK;
 }
@@ -871,7 +897,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPCGProductLocal)(FusedCUDA ctx, FusedDevM
   if (v->dblock) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the split product has no point-block Jacobi: use FusedPCGProduct() once the ghosts are in");
   if (int err = FusedLongRowsLaunch(local, v->p, ctx->stream)) return err;
   if (v->ns.m) PCG_NULL_KERNEL(PCGProductNullKernel, *v)<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(local, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
-  else PCGProductKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(local, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
+  else PCGProductKernel<false><<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(local, *v, ctx->partials, ctx->sums, ctx->ticket, NULL, NULL, 0);
   FUSED_CUDA_CHECK_LAUNCH("PCGProductKernel");
   return FUSED_CUDA_OK;
 }
@@ -913,8 +939,10 @@ static int PCGBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditionalHa
   const PCGLoopArgs *args = (const PCGLoopArgs *)args_;
   int                gu, gp;
   const bool         block = args->v.dblock != NULL;
-  auto               update = block ? PCGUpdateBlockKernel : PCGUpdateKernel;
-  auto               product = block ? PCGProductBlockKernel : PCGProductKernel;
+  /* a known symmetric A: <y,z> without reading r in the product (FusedPCGVecs.symmetric) */
+  const bool         symmetric = args->v.symmetric && !block && !args->v.z && !args->v.ns.m;
+  auto               update = block ? PCGUpdateBlockKernel : symmetric ? PCGUpdateKernel<true> : PCGUpdateKernel<false>;
+  auto               product = block ? PCGProductBlockKernel : symmetric ? PCGProductKernel<true> : PCGProductKernel<false>;
   if (args->v.ns.m) return args->v.ns.m == 1 ? PCGBuildNullLoop<1>(ctx, args, handle) : PCGBuildNullLoop<NSMAX>(ctx, args, handle);
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)update, 0, &gu)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)product, 0, &gp)) return err;
@@ -960,6 +988,6 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPCGLoadKernels)(int device, int compensat
   if (compensated) return FusedPCGLoadKernels_Compensated(device, compensated);
 #endif
   (void)compensated;
-  return FusedCUDALoadModuleOf(device, (const void *)PCGUpdateKernel);
+  return FusedCUDALoadModuleOf(device, (const void *)PCGUpdateKernel<false>);
 }
 FUSED_METHOD_NAMESPACE_END

@@ -154,7 +154,9 @@ static PetscErrorCode KSPSolve_PCGFused(KSP ksp)
    for GPUs" (2015), Algorithm 2, with a preconditioner: one step updates x, r, z and p and reduces <r,z> and the
    norm; the other forms y = A p and w = B y and reduces <p,y> and <y,w>. The next <r,z> is taken from
    <r,z> - 2 alpha <y,z> + alpha^2 <y,w> (<y,z> rides in the same reduction), which lets p be updated in the
-   same pass as r, for symmetric and nonsymmetric A alike.
+   same pass as r, for symmetric and nonsymmetric A alike. Where A is known to be symmetric (`MAT_SYMMETRIC` or
+   `MAT_SPD`, `MatIsSymmetricKnown()`), the CUDA graph loop (large systems, `PCNONE` or `PCJACOBI`) takes
+   <y,z> = <p,y> - beta <p,y_last> instead, the last term summed in the update, so that the product need not read r.
 
    `PCNONE`, `PCJACOBI` and `PCPBJACOBI` (blocks of up to 16 rows) are applied inside the fused steps; any other
    `PC` runs through `PCApply()` and `KSPView()` says so. With `PCNONE` or `PCJACOBI` the CUDA backend removes the

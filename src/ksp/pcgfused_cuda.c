@@ -32,6 +32,21 @@ static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
   return v;
 }
 
+/* Whether the device loop may take <y,z> from A's symmetry (FusedPCGVecs.symmetric):
+   PETSc knows A is symmetric (MAT_SYMMETRIC or MAT_SPD set, and not undone by
+   an assembly since) */
+static PetscErrorCode PCGFusedKnownSymmetric(KSP ksp, int *symmetric)
+{
+  Mat       A;
+  PetscBool set, flg;
+
+  PetscFunctionBegin;
+  PetscCall(KSPGetOperators(ksp, &A, NULL));
+  PetscCall(MatIsSymmetricKnown(A, &set, &flg));
+  *symmetric = set && flg;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The device workspace and what goes up once, for the solve to come (also
    from KSPSetUp()) */
 PETSC_INTERN PetscErrorCode KSPPCGFusedPrepare_CUDA(KSP ksp)
@@ -131,6 +146,7 @@ static PetscErrorCode PCGFusedLoop_CUDA(KSP ksp, KSP_PCGFused *cg, PetscInt it0,
 
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
+  PetscCall(PCGFusedKnownSymmetric(ksp, &v.symmetric));
   /* the signs the host saw last: the device hands back at a change of either */
   conv.sign_rz = PetscRealPart(sums[PCG_RZ]) < 0.0 ? -1.0 : 1.0;
   conv.sign_py = PetscRealPart(sums[PCG_PY]) < 0.0 ? -1.0 : 1.0;
@@ -179,6 +195,7 @@ static PetscErrorCode PCGFusedStartLoop_CUDA(KSP ksp, KSP_PCGFused *cg, int refe
     PetscCall(KSPFusedCUDAFirstTest(ksp, fused, reference, v.b, v.d, FUSED_PCG_RHS, &conv));
   }
   PetscCheck(!v.z && !fused->op.halo && !v.ns.m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the fused PC on one rank, without a null space");
+  PetscCall(PCGFusedKnownSymmetric(ksp, &v.symmetric));
   PetscCallFusedCUDA(FusedPCGLoop(fused->work.cuda, fused->op.mat, &v, &conv, 0, fused->single_kernel, start, &stopped));
   PetscCall(PetscLogFlops(5.0 * fused->work.n + 2.0 * fused->op.nnz + stopped * (15.0 * fused->work.n + 2.0 * fused->op.nnz)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
