@@ -16,6 +16,9 @@
                           most N times
    -expect_inplace true|false  the fused solve read b and wrote x in their
                           own device arrays (VECCUDA), or copied them
+   -expect_event NAME -expect_event_max N  the fused KSPSolve logged the
+                          event NAME (say PGMRESFusedUpd, the host's
+                          update of x and cycle starts) at most N times
    -expect_backend cuda   the fused solve ran on the CUDA backend
    -expect_no_copies      (a CUDA PETSc) the fused KSPSolve made no copy
                           between host and device that PETSc's own method
@@ -63,7 +66,24 @@ typedef struct {
   PetscInt           device_its;    /* of a fused method: iterations in the device loop */
   PetscInt           device_starts; /* and how often the host started it */
   PetscBool          inplace;       /* b and x in their own device arrays */
+  int                events;        /* times the solve logged the event of -expect_event */
 } SolveResult;
+
+/* -expect_event: the event counted in each solve (-1: none) */
+static PetscLogEvent counted_event = -1;
+
+/* Times the counted event has been logged so far in the main stage */
+static PetscErrorCode CountedEvents(int *count)
+{
+  PetscEventPerfInfo info;
+
+  PetscFunctionBegin;
+  *count = 0;
+  if (counted_event < 0) PetscFunctionReturn(0);
+  PetscCall(PetscLogEventGetPerfInfo(0, counted_event, &info));
+  *count = info.count;
+  PetscFunctionReturn(0);
+}
 
 /* Host-device copies PETSc has counted so far (a CUDA PETSc) */
 static PetscLogDouble PETScCopies(void)
@@ -112,6 +132,7 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
   KSP            ksp;
   Vec            x;
   PetscLogDouble copies;
+  int            events;
 
   PetscFunctionBegin;
   res->device_its    = 0;
@@ -135,8 +156,12 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
   }
   PetscCall(KSPSetUp(ksp)); /* set up before the solve knows its vectors, as applications do */
   copies = PETScCopies();
+  PetscCall(CountedEvents(&events));
   PetscCall(KSPSolve(ksp, b, x));
-  res->copies   = PETScCopies() - copies;
+  res->copies = PETScCopies() - copies;
+  res->events = -events;
+  PetscCall(CountedEvents(&events));
+  res->events += events;
   res->recopies = 0.0;
   if (resolve) {
     PetscReal diff, norm;
@@ -183,12 +208,12 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
 
 int main(int argc, char **argv)
 {
-  char        method[16] = "cg", file[PETSC_MAX_PATH_LEN] = "", fused[32], base[32];
+  char        method[16] = "cg", file[PETSC_MAX_PATH_LEN] = "", fused[32], base[32], event_name[64] = "";
   ProblemType problem    = PROBLEM_LAP2D;
-  PetscInt    n = 32, slack = 2, starts_max = -1, copies_max = -1;
+  PetscInt    n = 32, slack = 2, starts_max = -1, copies_max = -1, events_max = -1;
   PetscReal   rtol = 1e-8; /* as SolveWith() sets it, unless -ksp_rtol */
   char        against[16] = "petsc";
-  PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set, expect_inplace = PETSC_FALSE, expect_inplace_set;
+  PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set, expect_inplace = PETSC_FALSE, expect_inplace_set, expect_event = PETSC_FALSE;
   PetscBool   expect_no_copies = PETSC_FALSE, resolve = PETSC_FALSE, expect_backend_set, robust = PETSC_FALSE, attainable = PETSC_FALSE;
   PetscBool   breaks_down = PETSC_FALSE, hasrhs;
   char        rhsfile[PETSC_MAX_PATH_LEN] = "", nullspace[16] = "";
@@ -220,6 +245,14 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-baseline_breaks_down", &breaks_down, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-rhs", rhsfile, sizeof(rhsfile), &hasrhs));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-expect_backend", expect_backend, sizeof(expect_backend), &expect_backend_set));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-expect_event", event_name, sizeof(event_name), &expect_event));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_event_max", &events_max, NULL));
+  PetscCheck(!expect_event == (events_max < 0), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-expect_event NAME and -expect_event_max N go together");
+  if (expect_event) {
+    PetscCall(PetscLogDefaultBegin());
+    PetscCall(PetscLogEventGetId(event_name, &counted_event));
+    PetscCheck(counted_event >= 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-expect_event %s: no event of that name is registered", event_name);
+  }
 #if !defined(PETSC_HAVE_CUDA)
   PetscCheck(!expect_no_copies && copies_max < 0, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-expect_no_copies and -expect_copies_max need a PETSc with CUDA");
 #endif
@@ -260,6 +293,13 @@ int main(int argc, char **argv)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: %" PetscInt_FMT " of %" PetscInt_FMT " iterations in the device loop, started %" PetscInt_FMT " times\n", fused, rf.device_its, rf.its, rf.device_starts));
     if (expect_loop != (PetscBool)(rf.device_its > 0)) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: expected %s\n", expect_loop ? "iterations in the device loop" : "no iteration in the device loop"));
+      ok = PETSC_FALSE;
+    }
+  }
+  if (expect_event) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: %s logged %d times in the solve (at most %" PetscInt_FMT ")\n", fused, event_name, rf.events, events_max));
+    if (rf.events > events_max) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: %s logged more often than expected\n", event_name));
       ok = PETSC_FALSE;
     }
   }

@@ -388,7 +388,9 @@ int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const doub
    history at its first iteration; where the test of that start stops, or
    the norm is zero or not finite, it hands the start to the host
    (*start_on_host 1, no steps) with r in place and its norm in
-   *start_norm, for the host to test. In: *its0 the
+   *start_norm, for the host to test; where the test stops the solve at
+   step j > 0 (pending), it ends that cycle with its j steps too (x
+   updated, *cycle_ended 1), which the host would do after its replay. In: *its0 the
    first iteration; out: that of the last cycle run. Out: *steps complete
    steps of that cycle; R (restart x restart, column-major) and xi of those; *pending 1 when
    step *steps was stopped after its orthogonalization, with products[0..j]
@@ -400,7 +402,7 @@ int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const doub
    tests itself, and kernels of their own queued before the loop elsewhere. */
 #define FUSED_PGMRES_LOOP_MAX_RESTART 4096 /* its Hessenberg column sits in shared memory */
 #define FUSED_PGMRES_CYCLES_MAX_RESTART 64 /* the single kernel ends cycles up to this restart: each block copies R to shared memory for the back solve */
-int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0, int single_kernel, int start, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host, double *start_norm);
+int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0, int single_kernel, int start, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host, double *start_norm, int *cycle_ended);
 /* With conv->judge_first (left preconditioning, from iteration 0) the loop
    goes on from the start itself (FusedPGMRESStart(), not waited for): it
    tests iteration 0 and makes z_0, or hands the start to the host

@@ -404,6 +404,7 @@ struct PGMRESLoopState {
   int    j;       /* the step the next kernel runs; at the end, the steps done */
   int    pending; /* 1: stopped after the orthogonalization of step j */
   int    start_on_host; /* 1: the single kernel ended a cycle (x is updated) and leaves the next start to the host */
+  int    cycle_ended;   /* 1: pending, stopped by the test, and the single kernel ended the cycle with the steps before it (x is updated) */
   int    restart;
   double breakdowntol;
   double start_norm; /* |r| of the last cycle start the single kernel made (r in place): the host tests it */
@@ -828,18 +829,16 @@ __device__ __forceinline__ void PGMRESBackSolveWarp(const double *R, int m, int 
   }
 }
 
-/* The end of a cycle of k steps and the start of the next by the whole grid
-   of the single kernel, as the host would make them: t = R^{-1} xi in every
-   block (Rs, t: its shared memory), x += the correction on this thread's
-   rows, then r = B (b - A x) (left) or b - A x (right). Returns |r|, the
-   same in every block; the partial sums go through part's first row. */
-__device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_group &grid, const FusedMatView &A, const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int m, int k_steps, double *Rs, double *t, const double *sV, int R, double *part, double *sum)
+/* The end of a cycle of k steps by each block of the single kernel, as the
+   host's back solve and update would make it: t = R^{-1} xi in every block
+   (Rs, t: its shared memory, free once the block is here), then x += the
+   correction on this thread's rows. R's columns and xi must be visible to
+   the grid (a grid barrier after block 0 wrote the last of them). */
+__device__ __forceinline__ void PGMRESEndCycle(const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int n, int m, int k_steps, double *Rs, double *t, const double *sV, int R)
 {
   const double *Rg = PGMRESLoopR((PGMRESLoopState *)gs), *xis = Rg + (size_t)m * m;
-  const int     n  = A.n;
-  FusedSum      acc[1] = {};
 
-  grid.sync(); /* R's last column, which block 0 wrote */
+  __syncthreads(); /* t may be the block's h, which thread 0 has just recorded */
   for (int e = threadIdx.x; e < m * m; e += blockDim.x) Rs[e] = __ldcg(&Rg[e]);
   for (int l = threadIdx.x; l < m; l += blockDim.x) t[l] = __ldcg(&xis[l]);
   __syncthreads();
@@ -847,12 +846,24 @@ __device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_
   __syncthreads();
   for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += gridDim.x * blockDim.x, k++)
     v.x[i] = __dadd_rn(v.x[i], PGMRESCorrection<1>(v, k_steps, t, i, [&](int l) { return sV ? sV[PGMRESSlot(l, k, R)] : v.V[(size_t)l * n + i]; }));
+}
+
+/* The end of a cycle of k steps and the start of the next by the whole grid
+   of the single kernel, as the host would make them: PGMRESEndCycle(), then
+   r = B (b - A x) (left) or b - A x (right). Returns |r|, the same in every
+   block; the partial sums go through part's first row. */
+__device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_group &grid, const FusedMatView &A, const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int m, int k_steps, double *Rs, double *t, const double *sV, int R, double *part, double *sum)
+{
+  FusedSum acc[1] = {};
+
+  grid.sync(); /* R's last column, which block 0 wrote */
+  PGMRESEndCycle(v, gs, A.n, m, k_steps, Rs, t, sV, R);
   grid.sync(); /* the product reads the other blocks' rows of x */
   if (A.lrows.nchunks) {
     FusedLongRowsOf(A, FusedStored{v.x});
     grid.sync();
   }
-  FUSED_GRID_LOOP(i, n)
+  FUSED_GRID_LOOP(i, A.n)
   {
     const double r = PGMRESStartRow(A, v, 0, i);
     FusedAddProduct(acc[0], r, r);
@@ -1028,6 +1039,15 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
       j     = -1;
       continue;
     }
+    if (CYCLES && verdict == PGMRES_HOST_DECIDES && j && !h_not_finite && isfinite(rnorm) && FusedMustStop(conv, its0 + j, rnorm)) {
+      /* the test stops the solve after step j - 1: the host replays that
+         test and would end the cycle with those j steps after its wait
+         for the loop, a launch more; the kernel ends it here */
+      PGMRESEndCycle(v, gs, A.n, m, j, h + m + 1, h, sV, R);
+      if (blockIdx.x == 0 && threadIdx.x == 0) gs->cycle_ended = 1;
+      FusedLoopHandBackInKernel(state);
+      return;
+    }
     if (verdict != PGMRES_GO_ON) {
       FusedLoopHandBackInKernel(state);
       return;
@@ -1136,9 +1156,9 @@ static int PGMRESQueueStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs 
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0_io, int single_kernel, int start, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host, double *start_norm)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0_io, int single_kernel, int start, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host, double *start_norm, int *cycle_ended)
 {
-  FUSED_COMPENSATED_TWIN(FusedPGMRESLoop, ctx, A, v, ns, restart, breakdowntol, conv, its0_io, single_kernel, start, R, xi, products, orth, steps, pending, start_on_host, start_norm);
+  FUSED_COMPENSATED_TWIN(FusedPGMRESLoop, ctx, A, v, ns, restart, breakdowntol, conv, its0_io, single_kernel, start, R, xi, products, orth, steps, pending, start_on_host, start_norm, cycle_ended);
   const int       its0 = *its0_io;
   const int       base = ctx->maxsums / 2;
   const size_t    smem = sizeof(double) * ((size_t)restart + 1);
@@ -1149,6 +1169,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
   *pending       = 0;
   *start_on_host = 0;
   *start_norm    = 0.0;
+  *cycle_ended   = 0;
   if (restart < 1 || restart > FUSED_PGMRES_LOOP_MAX_RESTART || base < restart + 1 || base + 4 + FUSED_NULLSPACE_MAX > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop of restart %d (at most %d) with %d sums in the workspace", restart, FUSED_PGMRES_LOOP_MAX_RESTART, ctx->maxsums);
   if (int err = FusedCUDAEnsureMethodState(ctx, PGMRESLoopStateBytes(restart))) return err;
   memset(&gs, 0, sizeof(gs));
@@ -1236,9 +1257,11 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
   *pending       = gs.pending;
   *start_on_host = gs.start_on_host;
   *start_norm    = gs.start_norm;
+  *cycle_ended   = gs.cycle_ended;
   *its0_io       = gs.its0;
   /* whole cycles, but for the last one the single kernel ended at max_it */
   if (gs.its0 < its0 || ((gs.its0 - its0) % restart && !(gs.start_on_host && gs.its0 >= conv->max_it)) || its != gs.its0 + gs.j) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the device loop stopped at iteration %d after %d steps of the cycle from %d (the first from %d)", its, gs.j, gs.its0, its0);
+  if (gs.cycle_ended && (!gs.pending || gs.j < 1)) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the device loop ended a cycle at step %d without a step for the host to test", gs.j);
   if (gs.pending) {
     double s[3 + FUSED_NULLSPACE_MAX];
     if (int err = FusedCUDAGetLoopSums(ctx, 0, gs.j + 1, products)) return err;

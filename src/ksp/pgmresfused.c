@@ -213,8 +213,15 @@ steps:
   /* the residual after the last step is tested at the next cycle start */
   if (!ksp->reason) ksp->its = its0 + gm->k;
 
-  PetscCall(PGMRESFusedBackSolve(gm, gm->k));
-  PGMRESStep(KSP_PGMRESFused_Update, gm->steps->update(ksp, gm, gm->k, gm->t, NULL));
+  if (gm->cycle_ended) {
+    /* the device loop, stopped by the test, ended the cycle itself: x holds its update */
+    gm->cycle_ended = PETSC_FALSE;
+    PetscCall(PetscInfo(ksp, "The device loop ended the cycle after %" PetscInt_FMT " steps, where the test stopped it: x updated there\n", gm->k));
+    PetscCheck(ksp->reason, PetscObjectComm((PetscObject)ksp), PETSC_ERR_PLIB, "The device loop ended the cycle after %" PetscInt_FMT " steps, where the host's test goes on; please report this", gm->k);
+  } else {
+    PetscCall(PGMRESFusedBackSolve(gm, gm->k));
+    PGMRESStep(KSP_PGMRESFused_Update, gm->steps->update(ksp, gm, gm->k, gm->t, NULL));
+  }
   if (breakdown && !ksp->reason && gm->k == 0) {
     ksp->reason = KSP_DIVERGED_BREAKDOWN;
     PetscCall(PetscInfo(ksp, "Breakdown on the first step of a cycle: B A r = 0 with r != 0 (singular operator?)\n"));
@@ -249,8 +256,9 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
     }
     gm->fused.loop_solve = device_loop; /* b and x in place only with the device loop (KSPFusedCUDASystemToDevice()) */
   }
-  ksp->its       = 0;
-  gm->start_made = PETSC_FALSE;
+  ksp->its        = 0;
+  gm->start_made  = PETSC_FALSE;
+  gm->cycle_ended = PETSC_FALSE;
   while (!ksp->reason) {
     PetscCall(PGMRESFusedCycle(ksp, device_loop));
     /* x is no longer zero after a cycle; the user's setting is restored below */

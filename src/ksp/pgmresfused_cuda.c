@@ -207,15 +207,15 @@ static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscIn
   FusedConvergence conv;
   const double    *in;
   const int        its_first = (int)*its0;
-  int              its_last  = its_first, steps, stopped, on_host;
+  int              its_last  = its_first, steps, stopped, on_host, ended;
   double           start_norm;
 
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCallFusedCUDA(FusedPGMRESProductInput(fused->work.cuda, &v, 0, 1.0 / rnorm0, &in));
-  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, FUSED_LOOP_GOES_ON, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host, &start_norm));
-  PetscCall(PetscLogFlops(PGMRESFusedEndedCyclesFlops(gm, its_last - (int)*its0) + PGMRESFusedLoopFlops(fused, steps, stopped)));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, FUSED_LOOP_GOES_ON, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host, &start_norm, &ended));
+  PetscCall(PetscLogFlops(PGMRESFusedEndedCyclesFlops(gm, its_last - (int)*its0) + PGMRESFusedLoopFlops(fused, steps, stopped) + (ended ? 2.0 * fused->work.n * steps : 0.0)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   /* a step left to the host: its <w, n_k> for the normalization */
   if (stopped)
@@ -228,6 +228,7 @@ static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscIn
   gm->k          = steps;
   *pending       = stopped ? PETSC_TRUE : PETSC_FALSE;
   *start_on_host = on_host ? PETSC_TRUE : PETSC_FALSE;
+  gm->cycle_ended = ended ? PETSC_TRUE : PETSC_FALSE;
   PGMRESFusedTakeStart(gm, on_host && its_last > its_first, start_norm);
   PetscFunctionReturn(0);
 }
@@ -243,7 +244,7 @@ static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, in
   KSPFused        *fused = &gm->fused;
   FusedPGMRESVecs  v;
   FusedConvergence conv;
-  int              its_last = 0, steps, stopped, on_host, start;
+  int              its_last = 0, steps, stopped, on_host, start, ended;
   double           start_norm;
 
   PetscFunctionBegin;
@@ -263,8 +264,8 @@ static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, in
     start = FUSED_LOOP_GOES_ON;
   }
   PetscCheck(!v.pc_between && !v.right && !fused->op.halo && ksp->its == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the first cycle, a fused left PC and one rank");
-  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, start, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host, &start_norm));
-  PetscCall(PetscLogFlops(PGMRESFusedEndedCyclesFlops(gm, its_last) + PGMRESFusedLoopFlops(fused, steps, stopped)));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, start, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host, &start_norm, &ended));
+  PetscCall(PetscLogFlops(PGMRESFusedEndedCyclesFlops(gm, its_last) + PGMRESFusedLoopFlops(fused, steps, stopped) + (ended ? 2.0 * fused->work.n * steps : 0.0)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   *tested = (PetscBool)!(on_host && its_last == 0);
   if (!*tested) PetscFunctionReturn(0); /* the host starts again and tests the start itself */
@@ -277,6 +278,7 @@ static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, in
   gm->k          = steps;
   *pending       = stopped ? PETSC_TRUE : PETSC_FALSE;
   *start_on_host = on_host ? PETSC_TRUE : PETSC_FALSE;
+  gm->cycle_ended = ended ? PETSC_TRUE : PETSC_FALSE;
   PGMRESFusedTakeStart(gm, on_host && its_last > 0, start_norm);
   PetscFunctionReturn(0);
 }

@@ -41,7 +41,9 @@ typedef struct {
      where step gm->k stopped after its orthogonalization, with its products
      in gm->sums and its WW, WR, RR in sums[]; *start_on_host where the device
      ended a cycle (x updated) and the host is to start the next: where the
-     device made that start too, gm->start_made and gm->start_norm */
+     device made that start too, gm->start_made and gm->start_norm;
+     gm->cycle_ended where *pending step gm->k was stopped by the test and
+     the device ended the cycle with the gm->k steps before it (x updated) */
   PetscErrorCode (*loop)(KSP, KSP_PGMRESFused *, PetscInt *its0, PetscReal rnorm0, PetscBool *pending, PetscBool *start_on_host, PetscScalar sums[]);
   /* the first cycle's start and the loop in one go, the start tested on the
      device against the reference norm FUSED_REFERENCE_* (NULL: no such
@@ -63,6 +65,7 @@ struct _KSP_PGMRESFused {
   PetscInt                   k;            /* steps done in the current cycle */
   PetscBool                  start_made;   /* the device loop ended the last cycle and made the next start: r in place */
   PetscReal                  start_norm;   /* and its |r|, which the host tests */
+  PetscBool                  cycle_ended;  /* the device loop, stopped by the test at step k, ended the cycle with its k steps: x holds their update */
   const KSPPGMRESFusedSteps *steps;
 };
 
