@@ -33,6 +33,7 @@ PETSC_EXTERN PetscErrorCode KSPFusedGetBackendUsed(KSP, KSPFusedBackend *);
 PETSC_EXTERN PetscErrorCode KSPFusedGetDeviceIterations(KSP, PetscInt *);
 PETSC_EXTERN PetscErrorCode KSPFusedGetDeviceLoopStarts(KSP, PetscInt *);
 PETSC_EXTERN PetscErrorCode KSPFusedGetSystemInPlace(KSP, PetscBool *);
+PETSC_EXTERN PetscErrorCode KSPFusedGetOperatorSymmetric(KSP, PetscBool *);
 PETSC_EXTERN PetscErrorCode KSPFusedSetCompensated(KSP, PetscBool);
 PETSC_EXTERN PetscErrorCode KSPFusedGetCompensated(KSP, PetscBool *);
 PETSC_EXTERN PetscErrorCode KSPPGMRESFusedSetRestart(KSP, PetscInt);

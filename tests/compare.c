@@ -19,6 +19,9 @@
    -expect_event NAME -expect_event_max N  the fused KSPSolve logged the
                           event NAME (say PGMRESFusedUpd, the host's
                           update of x and cycle starts) at most N times
+   -expect_operator_symmetric true|false  the fused solve's device copy
+                          of the operator was found equal to its transpose
+                          (KSPFusedGetOperatorSymmetric())
    -expect_backend cuda   the fused solve ran on the CUDA backend
    -expect_no_copies      (a CUDA PETSc) the fused KSPSolve made no copy
                           between host and device that PETSc's own method
@@ -66,6 +69,7 @@ typedef struct {
   PetscInt           device_its;    /* of a fused method: iterations in the device loop */
   PetscInt           device_starts; /* and how often the host started it */
   PetscBool          inplace;       /* b and x in their own device arrays */
+  PetscBool          symmetric;     /* the device copy of A equals its transpose */
   int                events;        /* times the solve logged the event of -expect_event */
 } SolveResult;
 
@@ -138,6 +142,7 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
   res->device_its    = 0;
   res->device_starts = 0;
   res->inplace       = PETSC_FALSE;
+  res->symmetric     = PETSC_FALSE;
   PetscCall(VecDuplicate(b, &x));
   PetscCall(KSPCreate(PetscObjectComm((PetscObject)A), &ksp));
   PetscCall(KSPSetOperators(ksp, A, A));
@@ -193,6 +198,7 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
     if (is_fused) PetscCall(KSPFusedGetDeviceIterations(ksp, &res->device_its));
     if (is_fused) PetscCall(KSPFusedGetDeviceLoopStarts(ksp, &res->device_starts));
     if (is_fused) PetscCall(KSPFusedGetSystemInPlace(ksp, &res->inplace));
+    if (is_fused) PetscCall(KSPFusedGetOperatorSymmetric(ksp, &res->symmetric));
     if (is_fused) {
       KSPFusedBackend used;
       PetscCall(KSPFusedGetBackendUsed(ksp, &used));
@@ -213,7 +219,7 @@ int main(int argc, char **argv)
   PetscInt    n = 32, slack = 2, starts_max = -1, copies_max = -1, events_max = -1;
   PetscReal   rtol = 1e-8; /* as SolveWith() sets it, unless -ksp_rtol */
   char        against[16] = "petsc";
-  PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set, expect_inplace = PETSC_FALSE, expect_inplace_set, expect_event = PETSC_FALSE;
+  PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set, expect_inplace = PETSC_FALSE, expect_inplace_set, expect_event = PETSC_FALSE, expect_symmetric = PETSC_FALSE, expect_symmetric_set;
   PetscBool   expect_no_copies = PETSC_FALSE, resolve = PETSC_FALSE, expect_backend_set, robust = PETSC_FALSE, attainable = PETSC_FALSE;
   PetscBool   breaks_down = PETSC_FALSE, hasrhs;
   char        rhsfile[PETSC_MAX_PATH_LEN] = "", nullspace[16] = "";
@@ -237,6 +243,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_device_loop", &expect_loop, &expect_loop_set));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_device_loop_starts_max", &starts_max, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_inplace", &expect_inplace, &expect_inplace_set));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_operator_symmetric", &expect_symmetric, &expect_symmetric_set));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_no_copies", &expect_no_copies, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_copies_max", &copies_max, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-resolve_scaled", &resolve, NULL));
@@ -293,6 +300,13 @@ int main(int argc, char **argv)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: %" PetscInt_FMT " of %" PetscInt_FMT " iterations in the device loop, started %" PetscInt_FMT " times\n", fused, rf.device_its, rf.its, rf.device_starts));
     if (expect_loop != (PetscBool)(rf.device_its > 0)) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: expected %s\n", expect_loop ? "iterations in the device loop" : "no iteration in the device loop"));
+      ok = PETSC_FALSE;
+    }
+  }
+  if (expect_symmetric_set) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: the operator's device copy %s its transpose\n", fused, rf.symmetric ? "equals" : "does not equal"));
+    if (expect_symmetric != rf.symmetric) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: expected the device copy %s\n", expect_symmetric ? "found symmetric" : "not found symmetric"));
       ok = PETSC_FALSE;
     }
   }

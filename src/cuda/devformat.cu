@@ -313,6 +313,62 @@ static int AllocateStorage(int n, FusedDevStorage *S)
   return FUSED_CUDA_OK;
 }
 
+/* Entry e of the CSR block finds its row by a search of the row starts
+   (a thread an entry: a dense row is not one thread's walk), then its mirror
+   by a search of its column's row. Any entry without a mirror of the same
+   bits (a_ij == a_ji), out of the block, or out of order in its row (the
+   search needs sorted columns, as PETSc keeps them) sets *asym. */
+__global__ void SymmetryCheckKernel(int n, size_t nnz, const int *rowptr, const int *col, const double *val, int *asym)
+{
+  for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < nnz; e += (size_t)gridDim.x * blockDim.x) {
+    if (*(volatile int *)asym) return; /* found already */
+    int lo = 0, hi = n - 1;
+    while (lo < hi) { /* the last row that starts at or before e */
+      const int mid = (lo + hi + 1) >> 1;
+      if ((size_t)rowptr[mid] <= e) lo = mid;
+      else hi = mid - 1;
+    }
+    const int i = lo, j = col[e];
+    bool      ok = j >= 0 && j < n && (e + 1 >= (size_t)rowptr[i + 1] || col[e + 1] > j);
+    if (ok && j != i) {
+      int a = rowptr[j], b = rowptr[j + 1] - 1;
+      ok = false;
+      while (a <= b) {
+        const int m = a + ((b - a) >> 1), c = col[m];
+        if (c == i) {
+          ok = val[m] == val[e];
+          break;
+        }
+        if (c < i) a = m + 1;
+        else b = m - 1;
+      }
+    }
+    if (!ok) atomicOr(asym, 1);
+  }
+}
+
+/* Whether the n x n block of device CSR arrays equals its transpose,
+   entry by entry and bit by bit (for a solver that may use a_ij == a_ji) */
+static int CSRSymmetric(int n, size_t nnz, const int *rowptr, const int *col, const double *val, int *symmetric)
+{
+  int   *d_asym = NULL, asym = 1, err;
+  size_t blocks = (nnz + FUSED_BLOCK - 1) / FUSED_BLOCK;
+
+  *symmetric = 0;
+  if (n == 0) return FUSED_CUDA_OK;
+  if ((err = FusedMalloc((void **)&d_asym, sizeof(int), "the symmetry check's flag"))) return err;
+  TRY_CUDA(cudaMemset(d_asym, 0, sizeof(int)));
+  if (nnz) {
+    SymmetryCheckKernel<<<(unsigned int)(blocks < 1 ? 1 : blocks < 65535 ? blocks : 65535), FUSED_BLOCK>>>(n, nnz, rowptr, col, val, d_asym);
+    TRY_CUDA(cudaGetLastError()); /* SymmetryCheckKernel */
+  }
+  TRY_CUDA(cudaMemcpy(&asym, d_asym, sizeof(int), cudaMemcpyDeviceToHost));
+  *symmetric = !asym;
+done:
+  (void)cudaFree(d_asym);
+  return err;
+}
+
 /* The CSR arrays go up once (on_device: they are device arrays already, a
    CUDA PETSc's, and are only read); kernels scan the pattern, the host
    chooses the format, and kernels fill the storage from the device arrays.
@@ -393,6 +449,7 @@ int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double 
     if (S->layout.format == FUSED_FORMAT_HYB && (err = BuildTail(n, d_rowptr, d_col, d_val, S->layout.K, S->layout.tail, S))) goto done;
   }
   TRY_CUDA(cudaDeviceSynchronize()); /* the fill's errors here, before the CSR arrays go */
+  if ((err = CSRSymmetric(n, nnz, d_rowptr, d_col, d_val, &S->symmetric))) goto done;
 done:
   if (values) { /* before the arrays it writes can go */
     const cudaError_t e = cudaStreamSynchronize(values);
@@ -413,12 +470,13 @@ done:
 /* New values on the pattern the storage was built from, all on the device:
    the device CSR arrays (the same pattern) refill the storage in place. The
    layout is the pattern's alone, so it does not change. */
-int FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, const int *col, const double *val)
+int FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, const int *col, const double *val, int *symmetric)
 {
   const int n = view->n;
   size_t    nnz;
   int       last = 0;
 
+  *symmetric = 0;
   if (n == 0) return FUSED_CUDA_OK;
   FUSED_CUDA_CHECK(cudaDeviceSynchronize()); /* the other library's writes to the arrays are done */
   FUSED_CUDA_CHECK(cudaMemcpy(&last, rowptr + n, sizeof(int), cudaMemcpyDeviceToHost));
@@ -446,5 +504,5 @@ int FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, co
     }
   }
   FUSED_CUDA_CHECK(cudaDeviceSynchronize());
-  return FUSED_CUDA_OK;
+  return CSRSymmetric(n, nnz, rowptr, col, val, symmetric);
 }

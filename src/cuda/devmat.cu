@@ -81,6 +81,7 @@ static void AdoptStorage(FusedDevMat A, FusedDevStorage *S)
   A->view.col    = S->col;
   A->view.val    = S->val;
   A->bytes += S->layout.bytes + (S->layout.format == FUSED_FORMAT_DIA ? sizeof(int) * S->ndiag : 0);
+  A->symmetric = S->symmetric && A->nghost == 0;
 }
 
 static int DevMatCreate(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, int on_device, FusedDevMat *out)
@@ -160,7 +161,9 @@ extern "C" int FusedDevMatCreateFromDevice(int device, int n, const int *rowptr,
 extern "C" int FusedDevMatRefreshFromDevice(FusedDevMat A, const int *rowptr, const int *col, const double *val, const double *gval)
 {
   FUSED_CUDA_CHECK(cudaSetDevice(A->device));
-  if (int err = FusedDevStorageRefill(&A->view, A->tail, rowptr, col, val)) return err;
+  int symmetric;
+  if (int err = FusedDevStorageRefill(&A->view, A->tail, rowptr, col, val, &symmetric)) return err;
+  A->symmetric = symmetric && A->nghost == 0;
   if (A->gval && A->gnnz) FUSED_CUDA_CHECK(cudaMemcpy(A->gval, gval, sizeof(double) * A->gnnz, cudaMemcpyDeviceToDevice));
   return FUSED_CUDA_OK;
 }
@@ -242,6 +245,11 @@ extern "C" void FusedDevMatDescribeLongRows(FusedDevMat A, char *text, size_t le
 extern "C" int FusedDevMatLongRows(FusedDevMat A)
 {
   return A->lrows.nlong;
+}
+
+extern "C" int FusedDevMatSymmetric(FusedDevMat A)
+{
+  return A->symmetric;
 }
 
 extern "C" size_t FusedDevMatTailEntries(FusedDevMat A)

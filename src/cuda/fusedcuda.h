@@ -56,6 +56,7 @@ size_t FusedDevMatTailEntries(FusedDevMat A); /* entries kept in CSR: the CSR fo
 /* how long rows are handled (summed by warps in chunks), in words, for -ksp_view and -mat_view */
 void   FusedDevMatDescribeLongRows(FusedDevMat A, char *text, size_t len);
 int    FusedDevMatLongRows(FusedDevMat A); /* how many rows of the local block warps sum in chunks */
+int    FusedDevMatSymmetric(FusedDevMat A); /* 1: the operator equals its transpose bit by bit (one rank), checked on the device at each build and refill */
 /* For the hybcuda matrix type: a rectangular block (CSR only), products with
    host vectors, and new values on an unchanged pattern (FUSED_CUDA_ERR_ARG:
    the layout changed, build a new copy) */

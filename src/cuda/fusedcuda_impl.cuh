@@ -92,10 +92,11 @@ struct FusedDevStorage {
   double     *eval;
   int        *rowptr, *col; /* CSR, or HYB's tail */
   double     *val;
+  int         symmetric; /* the CSR block it was built from equals its transpose, bit by bit */
 };
 int  FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double *val, int requested, int on_device, FusedDevStorage *S);
 /* the values of device CSR arrays of the same pattern into the storage view shows (tail: its CSR entries) */
-int  FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, const int *col, const double *val);
+int  FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, const int *col, const double *val, int *symmetric);
 void FusedDevStorageFree(FusedDevStorage *S);
 
 /* The nlong rows longer than limit of the n-row CSR block with device row
@@ -114,6 +115,7 @@ struct FusedDevMat_s {
   double      *val, *dval, *gval, *ghost, *eval;
   size_t       csr_bytes, tail; /* tail: entries in CSR (the CSR format, or HYB's rest) */
   int          nghost;
+  int          symmetric; /* the local block equals its transpose bit by bit, and there is no off-process block */
   size_t       gnnz; /* entries of the off-process block */
   /* the compressed halo: local indices to send, packed on the device, and pinned staging */
   int          nsend;

@@ -238,6 +238,7 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
       if (format == FUSED_FORMAT_DIA) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: DIA, %d diagonals, %zu bytes, %.2fx CSR (-ksp_fused_mat_format %s)\n", ndiag, bytes, growth, FusedFormatNames[fused->format]));
       else if (format == FUSED_FORMAT_CSR) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: CSR, %zu bytes (-ksp_fused_mat_format %s)\n", bytes, FusedFormatNames[fused->format]));
       else PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: %s, width %d, %zu bytes, %.2fx CSR (-ksp_fused_mat_format %s)\n", format == FUSED_FORMAT_ELL ? "ELL" : "HYB (ELL + CSR tail)", ndiag, bytes, growth, FusedFormatNames[fused->format]));
+      if (FusedDevMatSymmetric(fused->op.mat)) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device equals its transpose (checked entry by entry where it was built or refilled)\n"));
     }
     {
       char rows[256];
@@ -438,6 +439,15 @@ static PetscErrorCode KSPFusedGetSystemInPlace_Fused(KSP ksp, PetscBool *inplace
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode KSPFusedGetOperatorSymmetric_Fused(KSP ksp, PetscBool *symmetric)
+{
+  KSPFused *fused = (KSPFused *)ksp->data;
+
+  PetscFunctionBegin;
+  *symmetric = (PetscBool)(fused->backend == KSP_FUSED_BACKEND_CUDA && fused->op.mat && FusedDevMatSymmetric(fused->op.mat));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode KSPFusedGetDeviceLoopStarts_Fused(KSP ksp, PetscInt *starts)
 {
   KSPFused *fused = (KSPFused *)ksp->data;
@@ -488,6 +498,7 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceIterations_C", KSPFusedGetDeviceIterations_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopStarts_C", KSPFusedGetDeviceLoopStarts_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetSystemInPlace_C", KSPFusedGetSystemInPlace_Fused));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetOperatorSymmetric_C", KSPFusedGetOperatorSymmetric_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetCompensated_C", KSPFusedSetCompensated_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetCompensated_C", KSPFusedGetCompensated_Fused));
   PetscFunctionReturn(0);
@@ -502,6 +513,7 @@ PETSC_INTERN PetscErrorCode KSPFusedDecomposeBackend(KSP ksp)
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceIterations_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopStarts_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetSystemInPlace_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetOperatorSymmetric_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetCompensated_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetCompensated_C", NULL));
   PetscFunctionReturn(0);
@@ -649,6 +661,27 @@ PetscErrorCode KSPFusedGetSystemInPlace(KSP ksp, PetscBool *inplace)
   PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
   PetscAssertPointer(inplace, 2);
   PetscUseMethod(ksp, "KSPFusedGetSystemInPlace_C", (KSP, PetscBool *), (ksp, inplace));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   KSPFusedGetOperatorSymmetric - Gets whether the device copy of the operator of a fused Krylov method's last solve
+   on the CUDA backend equals its transpose, entry by entry and bit by bit (checked on the device each time the copy
+   is built or refilled with new values; on one rank). `KSPPCGFUSED`'s CUDA graph loop then forms `<y,z>` from A's
+   symmetry, as where `MAT_SYMMETRIC` or `MAT_SPD` is set, and reads one vector less per iteration.
+
+   Not Collective
+
+   Level: advanced
+
+.seealso: `KSPFusedGetSystemInPlace()`, `MatIsSymmetricKnown()`
+@*/
+PetscErrorCode KSPFusedGetOperatorSymmetric(KSP ksp, PetscBool *symmetric)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscAssertPointer(symmetric, 2);
+  PetscUseMethod(ksp, "KSPFusedGetOperatorSymmetric_C", (KSP, PetscBool *), (ksp, symmetric));
   PetscFunctionReturn(0);
 }
 

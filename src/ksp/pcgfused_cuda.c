@@ -34,18 +34,22 @@ static FusedPCGVecs PCGFusedDeviceVecs(KSP ksp, KSP_PCGFused *cg)
 
 /* Whether the graph loop takes <y,z> from A's symmetry (FusedPCGVecs.symmetric):
    PETSc knows A is symmetric (MAT_SYMMETRIC or MAT_SPD set, and not undone by
-   an assembly since), and the PC is Jacobi or none without a null space */
+   an assembly since), or the device copy of A, checked entry by entry at
+   each build and refill, equals its transpose; and the PC is Jacobi or none
+   without a null space */
 static PetscErrorCode PCGFusedKnownSymmetric(KSP ksp, int *symmetric)
 {
   KSPFused *fused = &((KSP_PCGFused *)ksp->data)->fused;
   Mat       A;
-  PetscBool set, flg;
+  PetscBool set, flg, known, checked;
 
   PetscFunctionBegin;
   PetscCall(KSPGetOperators(ksp, &A, NULL));
   PetscCall(MatIsSymmetricKnown(A, &set, &flg));
-  *symmetric = set && flg && !fused->single_kernel && !fused->nullsp && (fused->pcplace == KSP_FUSED_PC_NONE || fused->pcplace == KSP_FUSED_PC_JACOBI);
-  if (*symmetric) PetscCall(PetscInfo(ksp, "A is known to be symmetric: the graph loop takes <y,z> = <p,y> - beta <p,y_last> (the product does not read r)\n"));
+  known      = set && flg;
+  checked    = fused->op.mat && FusedDevMatSymmetric(fused->op.mat);
+  *symmetric = (known || checked) && !fused->single_kernel && !fused->nullsp && (fused->pcplace == KSP_FUSED_PC_NONE || fused->pcplace == KSP_FUSED_PC_JACOBI);
+  if (*symmetric) PetscCall(PetscInfo(ksp, "A is symmetric (%s): the graph loop takes <y,z> = <p,y> - beta <p,y_last> (the product does not read r)\n", known ? "known to PETSc" : "its device copy equals its transpose"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
