@@ -303,6 +303,39 @@ static PetscErrorCode ProblemSetVariableBlocks(Mat A)
   PetscFunctionReturn(0);
 }
 
+/* -problem_scale S (at least 1): A becomes D A D with d_i = S^u_i, u_i in
+   [-1, 1] spread over the rows by a hash of the global row index (the same
+   on any number of ranks): a badly scaled operator, entries over S^4 orders
+   apart, whose Jacobi-preconditioned form is that of A itself */
+static PetscErrorCode ProblemScaleBadly(Mat A)
+{
+  PetscReal scale = 1.0;
+  PetscBool set;
+  Vec       d;
+  PetscInt  lo, hi;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-problem_scale", &scale, &set));
+  if (!set) PetscFunctionReturn(0);
+  PetscCheck(scale >= 1.0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-problem_scale %g must be at least 1", (double)scale);
+  PetscCall(MatCreateVecs(A, &d, NULL));
+  PetscCall(VecGetOwnershipRange(d, &lo, &hi));
+  for (PetscInt i = lo; i < hi; i++) {
+    /* Knuth's multiplicative hash of the row, to [-1, 1] */
+    const unsigned int h = (unsigned int)i * 2654435761u;
+    const PetscReal    u = 2.0 * ((PetscReal)h / 4294967295.0) - 1.0;
+    PetscCall(VecSetValue(d, i, PetscPowReal(scale, u), INSERT_VALUES));
+  }
+  PetscCall(VecAssemblyBegin(d));
+  PetscCall(VecAssemblyEnd(d));
+  PetscCall(MatDiagonalScale(A, d, d));
+  /* a type whose device copy is made at assembly (hybcuda) takes the new values there */
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(VecDestroy(&d));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A)
 {
   PetscBool negate = PETSC_FALSE, vblocks = PETSC_FALSE, symmetric = PETSC_FALSE;
@@ -359,6 +392,7 @@ PetscErrorCode ProblemCreate(MPI_Comm comm, ProblemType type, PetscInt n, Mat *A
   }
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-problem_negate", &negate, NULL));
   if (negate) PetscCall(MatScale(*A, -1.0));
+  PetscCall(ProblemScaleBadly(*A));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-problem_variable_blocks", &vblocks, NULL));
   if (vblocks) PetscCall(ProblemSetVariableBlocks(*A));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-problem_symmetric", &symmetric, NULL));
@@ -450,6 +484,7 @@ PetscErrorCode ProblemLoad(MPI_Comm comm, const char path[], Mat *A)
     PetscCall(MatLoad(*A, viewer));
     PetscCall(PetscViewerDestroy(&viewer));
   }
+  PetscCall(ProblemScaleBadly(*A));
   PetscFunctionReturn(0);
 }
 

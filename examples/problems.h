@@ -29,13 +29,15 @@ extern const char *const ProblemTypes[];
 PetscErrorCode ProblemMatCreate(MPI_Comm, PetscInt N, PetscInt diag, PetscInt offdiag, Mat *);
 /* n points per side (arrow, powerlaw: n rows); the matrix is distributed over comm by rows. Options:
    -problem_negate (every problem times -1: negative definite from SPD),
+   -problem_scale S (D A D with d_i from S^-1 to S over the rows: badly scaled),
    -problem_symmetric (MAT_SYMMETRIC set on a matrix checked to be symmetric),
    -problem_peclet Pe (convdiff: the global Peclet number in x, half of it
    in y; without it the cell Peclet numbers are 0.5 and 0.25),
    -problem_variable_blocks (point blocks of 1, 2 and 3 rows in turn, for
    -pc_type vpbjacobi), and the parameters named above. */
 PetscErrorCode ProblemCreate(MPI_Comm, ProblemType, PetscInt n, Mat *);
-/* A Matrix Market file (.mtx) or a PETSc binary matrix file. */
+/* A Matrix Market file (.mtx) or a PETSc binary matrix file (-problem_scale
+   as above applies). */
 PetscErrorCode ProblemLoad(MPI_Comm, const char path[], Mat *);
 /* Large-bandwidth matrices of the kind Ziane Khodja et al. partition with
    hypergraphs, made of copies of a small matrix A (n x n): m block rows of n
