@@ -9,7 +9,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=${OUT:-out}; mkdir -p $out
 tar -xJf .carry/builds.tar.xz   # build/petsc-3.26-cuda (now) and .carry/prev (66fdb6f: lib, bench, transient, solve)
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; } | tee $out/device.txt
-FUSED_BUILD=build/petsc-3.26-cuda timeout ${TESTS_S:-200} bash tools/gpu-session.sh tests "${TESTS:-end-on-device|symmetric|^gpu-gmres-|^cudapetsc-(gmres|cg)|hybcuda-cg}" > $out/gpu-tests.txt 2>&1
+FUSED_BUILD=build/petsc-3.26-cuda timeout ${TESTS_S:-280} bash tools/gpu-session.sh tests "${TESTS:-end-on-device|symmetric|^gpu-gmres-|^cudapetsc-(gmres|cg)|hybcuda-cg|scaled}" > $out/gpu-tests.txt 2>&1
 tail -1 $out/gpu-tests.txt; grep -E "^FAIL" -A3 $out/gpu-tests.txt | head -30
 N=build/petsc-3.26-cuda; P=.carry/prev
 run() { # v cmd...: the program of build v with its library
@@ -24,7 +24,7 @@ for round in 1 2 3; do for v in prev now; do
 done; done
 for round in 1 2; do for v in prev now; do
   echo "== $v round $round 160^3 (A not marked symmetric)" >> $out/bench160.txt
-  run $v bench -sizes2d 0 -sizes3d 160 -its 50 -reps 5 -methods pcgfused -mat_type aijcusparse -vec_type cuda 2>&1 | grep -E 'GPU|rror|rows' >> $out/bench160.txt
+  run $v bench -sizes2d 0 -sizes3d 160 -its 50 -reps 3 -methods pcgfused -mat_type aijcusparse -vec_type cuda 2>&1 | grep -E 'GPU|rror|rows' >> $out/bench160.txt
 done; done
 for v in prev now; do
   echo "== $v solve 160^3 setup" >> $out/setup160.txt
