@@ -6,9 +6,10 @@ weigh a change to pgmresfused before it is built (docs/convergence.md,
   sgmres    simpler GMRES (Walker and Zhou) as pgmresfused runs it: Z = [r0/|r0|,
             v_0, ..., v_{m-2}], A Z = V R by classical Gram-Schmidt, xi_j =
             <v_j, r_j>, r_{j+1} = r_j - xi_j v_j kept as a vector
-  adaptive  adaptive simpler GMRES (Jiranek and Rozloznik 2010): z_j =
-            r_j / |r_j| where the last step cut the residual by at least
-            nu (|r_j| <= nu |r_{j-1}|), else v_{j-1}
+  adaptive  adaptive simpler GMRES (Jiranek and Rozloznik 2010), as
+            -ksp_pgmresfused_adaptive nu makes it: z_j = r_j / |r_{j-1}|
+            where the last step cut the residual by at least nu (|r_j|^2 =
+            |r_{j-1}|^2 - xi_{j-1}^2 <= nu^2 |r_{j-1}|^2), else v_{j-1}
   givens    Arnoldi with classical Gram-Schmidt and Givens rotations, as
             PETSc's gmres (no second pass)
 
@@ -64,12 +65,13 @@ def cycle_sgmres(A, Binv, x, b, m, its0, ttol, max_it, nu=None):
         if rn_new <= ttol or its0 + j + 1 >= max_it:
             k = j + 1
             break
-        # the next basis vector
-        if nu is not None and rn_new <= nu * rprev:
-            z = r / rn_new
+        # the next basis vector: as pgmresfused decides it, before |r_{j+1}|
+        # is reduced: from |r_j|^2 - xi_j^2, and scaled by 1 / |r_j|
+        if nu is not None and xi[j] ** 2 >= (1.0 - nu * nu) * rprev ** 2:
+            z = r / rprev
             # r_{j+1} = r0 - sum_{l<=j} xi_l v_l
-            zc = np.zeros(m + 1); zc[0] = 1.0 / rn_new
-            zc[1:j + 2] = -xi[:j + 1] / rn_new
+            zc = np.zeros(m + 1); zc[0] = 1.0 / rprev
+            zc[1:j + 2] = -xi[:j + 1] / rprev
         else:
             z = v
             zc = np.zeros(m + 1); zc[j + 1 + 0] = 0.0; zc[1 + j] = 1.0

@@ -349,6 +349,9 @@ typedef struct {
   /* a PC applied between the kernels: the product reads tmp = B z_j (right)
      or writes A z_j to tmp for the caller's w = B tmp (left); d is NULL */
   int           pc_between;
+  /* the host-driven steps' input where it is not z_0 or v_{j-1}: an adaptive
+     step's z_j = scale r, which FusedPGMRESProductInput() writes there; else NULL */
+  double       *zin;
 } FusedPGMRESVecs;
 /* The operator's null space (ns: NULL or ns->m = 0 for none; left, with
    Jacobi or none) goes beside the vectors, not in them: a larger argument

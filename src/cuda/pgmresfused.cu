@@ -210,7 +210,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESStart)(FusedCUDA ctx, FusedDevMat A
 /* the product's input and output of step j, and the left scaling */
 static void PGMRESProductVectors(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, const double **in, double **out, const double **dleft)
 {
-  *in = j == 0 ? v->z0 : v->V + (size_t)(j - 1) * ctx->n;
+  *in = v->zin ? v->zin : j == 0 ? v->z0 : v->V + (size_t)(j - 1) * ctx->n;
   if (v->right && (v->d || v->pc_between)) *in = v->tmp;
   *out   = (v->pc_between && !v->right) ? v->tmp : v->w;
   *dleft = v->right ? NULL : v->d;
@@ -276,13 +276,15 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESProductGhosts)(FusedCUDA ctx, Fused
   return FUSED_CUDA_OK;
 }
 
-/* z_0 = scale r (j = 0) and, with right Jacobi, tmp = d .* z_j: the vector the product reads */
+/* z_0 = scale r (j = 0), an adaptive step's zin = scale r, and, with right
+   Jacobi, tmp = d .* z_j: the vector the product reads */
 extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESProductInput)(FusedCUDA ctx, const FusedPGMRESVecs *v, int j, double scale, const double **in)
 {
   FUSED_COMPENSATED_TWIN(FusedPGMRESProductInput, ctx, v, j, scale, in);
-  const double *z = j == 0 ? v->z0 : v->V + (size_t)(j - 1) * ctx->n;
-  if (j == 0) {
-    PGMRESScaleKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, v->z0, v->r, scale, NULL);
+  double *from_r = v->zin ? v->zin : j == 0 ? v->z0 : NULL;
+  const double *z = from_r ? from_r : v->V + (size_t)(j - 1) * ctx->n;
+  if (from_r) {
+    PGMRESScaleKernel<<<ctx->nblocks, FUSED_BLOCK, 0, ctx->stream>>>(ctx->n, from_r, v->r, scale, NULL);
     FUSED_CUDA_CHECK_LAUNCH("PGMRESScaleKernel");
   }
   if (v->right && v->d) {

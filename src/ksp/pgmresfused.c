@@ -27,7 +27,7 @@ static PetscErrorCode KSPSetUp_PGMRESFused(KSP ksp)
   gm->tmp2 = ksp->work[4];
   /* the host basis (gm->V) is made at the first solve that runs on the
      reference backend: a GPU solve keeps its basis on the device only */
-  if (!gm->R) PetscCall(PetscCalloc5(m * m, &gm->R, m, &gm->xi, m, &gm->t, m + 1, &gm->h, m + 1, &gm->sums));
+  if (!gm->R) PetscCall(PetscCalloc7(m * m, &gm->R, m, &gm->xi, m, &gm->t, m + 1, &gm->h, m + 1, &gm->sums, m, &gm->rho, m, &gm->coef));
   gm->steps = &KSPPGMRESFusedSteps_Reference;
   PetscFunctionReturn(0);
 }
@@ -44,6 +44,39 @@ static PetscErrorCode PGMRESFusedBackSolve(KSP_PGMRESFused *gm, PetscInt k)
     for (l = k - 1; l > i; l--) s -= PGMRES_R(gm, i, l) * gm->t[l];
     gm->t[i] = s / PGMRES_R(gm, i, i);
   }
+  PetscFunctionReturn(0);
+}
+
+/* t = the coefficients of the cycle's correction over z_0, v_0, ..., v_{k-2}
+   (what the update steps take), from t = R^{-1} xi over z_0, ..., z_{k-1}:
+   an adaptive step's z_j = r_j / rho_j = (|r_0| z_0 - sum_{l<j} xi_l v_l) /
+   rho_j spreads its t_j over them; a plain step's z_j is v_{j-1} itself */
+static PetscErrorCode PGMRESFusedBasisCoefficients(KSP_PGMRESFused *gm, PetscInt k)
+{
+  PetscScalar *a = gm->coef;
+  PetscInt     j, l;
+
+  PetscFunctionBegin;
+  for (j = 0; j < k; j++) a[j] = 0.0;
+  for (j = 0; j < k; j++) {
+    const PetscReal rho = gm->rho[j];
+
+    if (j == 0 || rho == 0.0) a[j] += gm->t[j];
+    else {
+      a[0] += gm->t[j] * (gm->cycle_rnorm0 / rho);
+      for (l = 0; l < j; l++) a[l + 1] -= gm->t[j] * (gm->xi[l] / rho);
+    }
+  }
+  for (j = 0; j < k; j++) gm->t[j] = a[j];
+  PetscFunctionReturn(0);
+}
+
+/* The correction's coefficients of the cycle's first k steps, in gm->t */
+static PetscErrorCode PGMRESFusedCorrection(KSP_PGMRESFused *gm, PetscInt k)
+{
+  PetscFunctionBegin;
+  PetscCall(PGMRESFusedBackSolve(gm, k));
+  if (gm->adaptive > 0.0) PetscCall(PGMRESFusedBasisCoefficients(gm, k));
   PetscFunctionReturn(0);
 }
 
@@ -109,7 +142,7 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp, PetscBool device_loop)
 {
   KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
   PetscScalar      sums[GMRES_NSUMS + FUSED_NULLSPACE_MAX];
-  PetscReal        rnorm0;
+  PetscReal        rnorm0, rprev;
   PetscInt         i, its0;
   PetscBool        breakdown = PETSC_FALSE, pending = PETSC_FALSE;
   int              reference;
@@ -161,12 +194,21 @@ static PetscErrorCode PGMRESFusedCycle(KSP ksp, PetscBool device_loop)
     }
   }
 steps:
+  gm->cycle_rnorm0 = rnorm0;
+  rprev            = rnorm0;
   while (pending || (gm->k < gm->restart && its0 + gm->k < ksp->max_it)) {
     const PetscInt j = gm->k;
     PetscReal      wnorm_before, hnorm = 0.0, rjj;
     PetscScalar    xi;
 
-    if (!pending) PGMRESStep(KSP_PGMRESFused_Product, gm->steps->product(ksp, gm, j, 1.0 / rnorm0));
+    /* adaptive simpler GMRES (Jiranek and Rozloznik 2010): where the last
+       step cut the residual to nu of what it was or less (|r_j|^2 = |r_{j-1}|^2
+       - xi_{j-1}^2, before |r_j| is reduced), z_j = r_j / |r_{j-1}|: the
+       basis v_{j-1} would take is ill-conditioned after a steep drop and the
+       residual stalls inside the cycle */
+    gm->rho[j] = 0.0;
+    if (!pending && j > 0 && gm->adaptive > 0.0 && rprev > 0.0 && PetscRealPart(gm->xi[j - 1] * gm->xi[j - 1]) >= (1.0 - gm->adaptive * gm->adaptive) * rprev * rprev) gm->rho[j] = rprev;
+    if (!pending) PGMRESStep(KSP_PGMRESFused_Product, gm->steps->product(ksp, gm, j, gm->rho[j] > 0.0 ? 1.0 / gm->rho[j] : 1.0 / rnorm0, (PetscBool)(gm->rho[j] > 0.0)));
     for (i = 0; i < j; i++) gm->h[i] = 0.0;
     if (j == 0) {
       if (!pending) {
@@ -186,6 +228,7 @@ steps:
         if (ksp->reason) break;
         PetscCall(KSPFusedConverged(ksp, its0 + j, rnorm));
         if (ksp->reason) break;
+        rprev = rnorm;
       }
       if (!pending && (FusedCGSRefinement(ksp, gm->cgstype) == FUSED_CGS_REFINE_ALWAYS || (FusedCGSRefinement(ksp, gm->cgstype) == FUSED_CGS_REFINE_IFNEEDED && PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW])) < hnorm))) {
         PetscCall(PetscInfo(ksp, "Second Gram-Schmidt pass at step %" PetscInt_FMT ": |w| %g, |h| %g\n", j, (double)PetscSqrtReal(PetscAbsScalar(sums[GMRES_WW])), (double)hnorm));
@@ -219,7 +262,7 @@ steps:
     PetscCall(PetscInfo(ksp, "The device loop ended the cycle after %" PetscInt_FMT " steps, where the test stopped it: x updated there\n", gm->k));
     PetscCheck(ksp->reason, PetscObjectComm((PetscObject)ksp), PETSC_ERR_PLIB, "The device loop ended the cycle after %" PetscInt_FMT " steps, where the host's test goes on; please report this", gm->k);
   } else {
-    PetscCall(PGMRESFusedBackSolve(gm, gm->k));
+    PetscCall(PGMRESFusedCorrection(gm, gm->k));
     PGMRESStep(KSP_PGMRESFused_Update, gm->steps->update(ksp, gm, gm->k, gm->t, NULL));
   }
   if (breakdown && !ksp->reason && gm->k == 0) {
@@ -242,7 +285,10 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
   if (gm->fused.backend == KSP_FUSED_BACKEND_REFERENCE && !gm->V) PetscCall(KSPCreateVecs(ksp, gm->restart, &gm->V, 0, NULL));
   if (gm->steps->loop) {
     PetscCall(KSPFusedCUDALoopAllowed(ksp, &gm->fused, &device_loop));
-    if (device_loop && FusedCGSRefinement(ksp, gm->cgstype) != FUSED_CGS_REFINE_NEVER) {
+    if (device_loop && gm->adaptive > 0.0) {
+      device_loop        = PETSC_FALSE;
+      gm->fused.loop_why = "one host look per step: adaptive simpler GMRES is driven by the host (-ksp_pgmresfused_adaptive)";
+    } else if (device_loop && FusedCGSRefinement(ksp, gm->cgstype) != FUSED_CGS_REFINE_NEVER) {
       device_loop        = PETSC_FALSE;
       gm->fused.loop_why = "one host look per step: a second Gram-Schmidt pass is decided on the host (-ksp_pgmresfused_cgs_refinement_type)";
     } else if (device_loop && gm->restart > FUSED_PGMRES_LOOP_MAX_RESTART) {
@@ -283,7 +329,7 @@ static PetscErrorCode KSPBuildSolution_PGMRESFused(KSP ksp, Vec ptr, Vec *result
   PetscCall(KSPFusedCUDASolutionToHost(ksp, &gm->fused));
   PetscCall(VecCopy(ksp->vec_sol, ptr));
   if (gm->k > 0) {
-    PetscCall(PGMRESFusedBackSolve(gm, gm->k));
+    PetscCall(PGMRESFusedCorrection(gm, gm->k));
     PetscCall(gm->steps->update(ksp, gm, gm->k, gm->t, ptr));
   }
   if (result) *result = ptr;
@@ -298,7 +344,7 @@ static PetscErrorCode KSPReset_PGMRESFused(KSP ksp)
   if (gm->V) PetscCall(VecDestroyVecs(gm->restart, &gm->V));
   gm->V = NULL;
   PetscCall(VecDestroy(&gm->solution));
-  PetscCall(PetscFree5(gm->R, gm->xi, gm->t, gm->h, gm->sums));
+  PetscCall(PetscFree7(gm->R, gm->xi, gm->t, gm->h, gm->sums, gm->rho, gm->coef));
   PetscCall(KSPFusedReset(&gm->fused));
   PetscFunctionReturn(0);
 }
@@ -423,6 +469,8 @@ static PetscErrorCode KSPSetFromOptions_PGMRESFused(KSP ksp, FusedOptionItems Pe
     }
     PetscCheck(match, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pgmresfused_cgs_refinement_type %s: unknown value; use none, ifneeded or always", refine);
   }
+  PetscCall(PetscOptionsReal("-ksp_pgmresfused_adaptive", "Adaptive simpler GMRES: a step that cuts the residual to this fraction or less takes the residual as the next basis direction (0: never; 0.9 as Jiranek and Rozloznik)", "", gm->adaptive, &gm->adaptive, NULL));
+  PetscCheck(gm->adaptive >= 0.0 && gm->adaptive < 1.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pgmresfused_adaptive %g must be in [0, 1): 0 is plain simpler GMRES, 0.9 Jiranek and Rozloznik's choice", (double)gm->adaptive);
   PetscCall(PetscOptionsReal("-ksp_pgmresfused_breakdown_tolerance", "Relative size of the orthogonalized vector below which the Krylov space counts as invariant", "", gm->breakdowntol, &gm->breakdowntol, &set));
   PetscCheck(gm->breakdowntol >= 0.0 && gm->breakdowntol < 1.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_pgmresfused_breakdown_tolerance %g must be in [0, 1)", (double)gm->breakdowntol);
   PetscOptionsHeadEnd();
@@ -442,6 +490,8 @@ static PetscErrorCode KSPView_PGMRESFused(KSP ksp, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT "\n", gm->restart));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  classical Gram-Schmidt, second pass: %s\n", FusedCGSRefinement(ksp, gm->cgstype) == FUSED_CGS_REFINE_NEVER ? "never" : FusedCGSRefinement(ksp, gm->cgstype) == FUSED_CGS_REFINE_IFNEEDED ? "if needed" : "always"));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  4 fused steps and 2 packed reductions per Arnoldi step (2 kernels in the CUDA device loop); breakdown tolerance %g\n", (double)gm->breakdowntol));
+    if (gm->adaptive > 0.0) PetscCall(PetscViewerASCIIPrintf(viewer, "  adaptive simpler GMRES: a step that cuts the residual to %g of it or less takes the residual as the next direction\n", (double)gm->adaptive));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "  simpler GMRES, the next direction always the last basis vector (-ksp_pgmresfused_adaptive 0.9 for the adaptive choice)\n"));
   }
   PetscFunctionReturn(0);
 }
@@ -453,6 +503,7 @@ static PetscErrorCode KSPView_PGMRESFused(KSP ksp, PetscViewer viewer)
    Options Database Keys:
 +  -ksp_pgmresfused_restart <30> - basis vectors per cycle
 .  -ksp_pgmresfused_cgs_refinement_type <none,ifneeded,always> - second Gram-Schmidt pass (as -ksp_gmres_cgs_refinement_type)
+.  -ksp_pgmresfused_adaptive <nu> - adaptive simpler GMRES (Jiranek and Rozloznik 2010): a step that cuts the residual to nu of it or less takes the residual as the next basis direction (0, the default: never; 0.9 is theirs); the steps are then driven by the host
 .  -ksp_pgmresfused_breakdown_tolerance <tol> - relative size of the orthogonalized vector that counts as breakdown
 -  -ksp_fused_backend <auto,cuda,reference> - where the fused steps run
 

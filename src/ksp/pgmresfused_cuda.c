@@ -85,12 +85,13 @@ static PetscErrorCode PGMRESFusedStart_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscS
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode PGMRESFusedProduct_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscScalar scale)
+static PetscErrorCode PGMRESFusedProduct_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscScalar scale, PetscBool from_r)
 {
   FusedPGMRESVecs v = PGMRESFusedDeviceVecs(ksp, gm);
   const double   *in;
 
   PetscFunctionBegin;
+  if (j > 0 && from_r) v.zin = v.w2; /* an adaptive step's scale r goes there: w2 is free between the steps */
   PetscCallFusedCUDA(FusedPGMRESProductInput(gm->fused.work.cuda, &v, (int)j, scale, &in));
   if (v.pc_between && v.right) {
     /* tmp = B z_j, the vector the product reads */

@@ -27,12 +27,15 @@ static PetscErrorCode PGMRESFusedStart_Reference(KSP ksp, KSP_PGMRESFused *gm, P
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode PGMRESFusedProduct_Reference(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscScalar scale)
+static PetscErrorCode PGMRESFusedProduct_Reference(KSP ksp, KSP_PGMRESFused *gm, PetscInt j, PetscScalar scale, PetscBool from_r)
 {
   PetscFunctionBegin;
   if (j == 0) {
     PetscCall(VecAXPBY(gm->z0, scale, 0.0, gm->r));
     PetscCall(KSPFusedApplyOp_Reference(ksp, &gm->fused, gm->z0, gm->w, gm->tmp));
+  } else if (from_r) { /* an adaptive step: z_j = scale r, which the update forms from z_0 and the basis */
+    PetscCall(VecAXPBY(gm->tmp2, scale, 0.0, gm->r));
+    PetscCall(KSPFusedApplyOp_Reference(ksp, &gm->fused, gm->tmp2, gm->w, gm->tmp));
   } else PetscCall(KSPFusedApplyOp_Reference(ksp, &gm->fused, gm->V[j - 1], gm->w, gm->tmp));
   PetscFunctionReturn(0);
 }

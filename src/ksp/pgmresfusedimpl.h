@@ -23,8 +23,9 @@ typedef struct _KSP_PGMRESFused KSP_PGMRESFused;
 typedef struct {
   /* r = B (b - A x) (left) or b - A x (right); partial <r,r> */
   PetscErrorCode (*start)(KSP, KSP_PGMRESFused *, PetscScalar partial[]);
-  /* w = Op z_j, where z_0 = scale r (and stored), z_j = v_{j-1} */
-  PetscErrorCode (*product)(KSP, KSP_PGMRESFused *, PetscInt j, PetscScalar scale);
+  /* w = Op z_j, where z_0 = scale r (and stored), z_j = v_{j-1}, or, with
+     from_r (an adaptive step, j > 0), z_j = scale r (not stored) */
+  PetscErrorCode (*product)(KSP, KSP_PGMRESFused *, PetscInt j, PetscScalar scale, PetscBool from_r);
   /* partial[i] = <v_i, w> for i < j, partial[j] = <w, w> */
   PetscErrorCode (*mdot)(KSP, KSP_PGMRESFused *, PetscInt j, PetscScalar partial[]);
   /* w -= sum_{i<j} h_i v_i; partial WW = <w,w>, WR = <w,r>, RR = <r,r> */
@@ -62,6 +63,10 @@ struct _KSP_PGMRESFused {
   Vec                        solution;     /* KSPBuildSolution() without a vector of the caller's */
   PetscScalar               *R;            /* restart x restart, column-major */
   PetscScalar               *xi, *t, *h, *sums;
+  PetscReal                  adaptive;     /* nu of adaptive simpler GMRES; 0: plain simpler GMRES */
+  PetscReal                 *rho;          /* per step: 0 where z_j = v_{j-1}, else z_j = r_j / rho_j (adaptive) */
+  PetscScalar               *coef;         /* the correction's coefficients over z_0 and the basis (adaptive) */
+  PetscReal                  cycle_rnorm0; /* |r_0| of the current cycle: z_0 = r_0 / |r_0| */
   PetscInt                   k;            /* steps done in the current cycle */
   PetscBool                  start_made;   /* the device loop ended the last cycle and made the next start: r in place */
   PetscReal                  start_norm;   /* and its |r|, which the host tests */
