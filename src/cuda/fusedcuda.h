@@ -403,10 +403,17 @@ int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const doub
    <w, n_k> after the three) of that step. The single kernel removes no
    null space. start (FUSED_LOOP_*, with judge_first): the loop begins with
    the solve's start, which the single kernel that ends cycles makes and
-   tests itself, and kernels of their own queued before the loop elsewhere. */
+   tests itself, and kernels of their own queued before the loop elsewhere.
+   adaptive: nu of adaptive simpler GMRES (0: never), with cycle_rnorm0 the
+   norm of the cycle's start where the host made it: a step that cut the
+   residual to nu or less makes the next direction r_j / rho_j, rho_j = |r|
+   before it, in a pass of its own (no point-block Jacobi, no null space;
+   the single kernel then ends no cycle); rho (restart) gets each step's
+   rho_j (0: v_{j-1}), for the host's correction, and *adaptive_steps the
+   steps with rho_j > 0 over all the cycles it ran. */
 #define FUSED_PGMRES_LOOP_MAX_RESTART 4096 /* its Hessenberg column sits in shared memory */
 #define FUSED_PGMRES_CYCLES_MAX_RESTART 64 /* the single kernel ends cycles up to this restart: each block copies R to shared memory for the back solve */
-int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0, int single_kernel, int start, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host, double *start_norm, int *cycle_ended);
+int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, double adaptive, double cycle_rnorm0, const FusedConvergence *conv, int *its0, int single_kernel, int start, double *R, double *xi, double *rho, int *adaptive_steps, double *products, double orth[], int *steps, int *pending, int *start_on_host, double *start_norm, int *cycle_ended);
 /* With conv->judge_first (left preconditioning, from iteration 0) the loop
    goes on from the start itself (FusedPGMRESStart(), not waited for): it
    tests iteration 0 and makes z_0, or hands the start to the host

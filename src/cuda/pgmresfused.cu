@@ -400,7 +400,8 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESUpdate)(FusedCUDA ctx, const FusedP
    cycle with a grid barrier after each part. */
 
 
-/* The loop's state in device memory; R (restart x restart) and xi follow it */
+/* The loop's state in device memory; R (restart x restart), xi and each
+   step's rho (restart each) follow it */
 struct PGMRESLoopState {
   int    its0;    /* ksp->its at the cycle start */
   int    j;       /* the step the next kernel runs; at the end, the steps done */
@@ -411,17 +412,32 @@ struct PGMRESLoopState {
   double breakdowntol;
   double start_norm; /* |r| of the last cycle start the single kernel made (r in place): the host tests it */
   double inv_r, xi; /* of step j-1, which the product of step j normalizes */
+  double nu;           /* adaptive simpler GMRES's nu (-ksp_pgmresfused_adaptive); 0: never */
+  double cycle_rnorm0; /* |r_0| of the cycle: the first adaptive choice compares xi_0 with it */
+  double rho;          /* step j's: 0 where z_j = v_{j-1}, else z_j = r_j / rho (adaptive) */
+  int    adaptive_steps; /* the steps recorded with rho > 0 */
   FusedNullSpace ns; /* the operator's null space (m = 0: none); coef: <w, n_k> of step j-1's w */
 };
 
 static size_t PGMRESLoopStateBytes(int restart)
 {
-  return sizeof(PGMRESLoopState) + sizeof(double) * ((size_t)restart * restart + restart);
+  return sizeof(PGMRESLoopState) + sizeof(double) * ((size_t)restart * restart + 2 * (size_t)restart);
 }
 
 __device__ __forceinline__ double *PGMRESLoopR(PGMRESLoopState *gs)
 {
   return (double *)(gs + 1);
+}
+
+/* rho of the step after one whose xi is xi, from |r| before that step
+   (rp), as the host's cycle chooses it (pgmresfused.c): where the step cut
+   the residual to nu or less, |r_{j+1}|^2 = rp^2 - xi^2 <= nu^2 rp^2, the
+   next direction is r_{j+1} / rp; else 0 (v_j). Roundings explicit: every
+   block of the single kernel and the record agree. */
+__device__ __forceinline__ double PGMRESAdaptiveRho(double nu, double xi, double rp)
+{
+  if (!(nu > 0.0) || !(rp > 0.0)) return 0.0;
+  return __dmul_rn(xi, xi) >= __dmul_rn(__dmul_rn(__dsub_rn(1.0, __dmul_rn(nu, nu)), rp), rp) ? rp : 0.0;
 }
 
 /* the mean row length from which the single kernel sums rows by groups of lanes */
@@ -460,13 +476,18 @@ __device__ __forceinline__ PGMRESStepVecs PGMRESStepVectors(const FusedPGMRESVec
 }
 
 /* Row i of the first pass of step j: v_{j-1} = scale w_prev and r -= xi
-   v_{j-1} (j > 0), w_new = scale B Op in; returns w_new's entry. PRODUCT
-   false: w_new is there already (PGMRESApplyInGroups()), and is read. */
-template <class In, bool ROW_LOADS_FIRST, bool PRODUCT = true>
-__device__ __forceinline__ double PGMRESStepRow(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, const PGMRESStepVecs &sv, double *sV, int R, int i, int k)
+   v_{j-1} (j > 0, normalize), w_new = scale B Op in; returns w_new's entry.
+   PRODUCT false: w_new is there already (PGMRESApplyInGroups()), and is
+   read. normalize false: an adaptive step's pass (PGMRESAdaptRow()) has
+   made v_{j-1} and r, and in holds z_j. NORMALIZE false: normalize is
+   false, known where the code is made (the single kernel's rows: a flag
+   read at run time there cost the H100 1.5 us per step at 10^4 rows). */
+template <class In, bool ROW_LOADS_FIRST, bool PRODUCT = true, bool NORMALIZE = true>
+__device__ __forceinline__ double PGMRESStepRow(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, const PGMRESStepVecs &sv, double *sV, int R, int i, int k, bool normalize = true)
 {
+  normalize = NORMALIZE && normalize;
   const double ri = (ROW_LOADS_FIRST && j) ? v.r[i] : 0.0, di = (ROW_LOADS_FIRST && v.d && !v.right) ? v.d[i] : 1.0;
-  if (j) {
+  if (j && normalize) {
     const double u = scale * sv.w_prev[i];
     sv.v_prev[i]   = u;
     if (sV) sV[PGMRESSlot(j - 1, k, R)] = u;
@@ -477,6 +498,23 @@ __device__ __forceinline__ double PGMRESStepRow(const FusedMatView &A, const Fus
   if (v.d && !v.right) y *= ROW_LOADS_FIRST ? di : v.d[i];
   sv.w_new[i] = y;
   return y;
+}
+
+/* Row i of an adaptive step's first pass, a pass of its own before the
+   operator's (the operator reads other rows of z_j): v_{j-1} = scale w_prev,
+   r -= xi v_{j-1}, then z_j = r / rho over w_prev, which no one reads
+   after this, and tmp = d .* z_j with right Jacobi. The product then reads
+   z_j where it would read w_prev, with scale 1 and without normalizing. */
+__device__ __forceinline__ void PGMRESAdaptRow(const FusedPGMRESVecs &v, int j, double scale, double xi, double inv_rho, const PGMRESStepVecs &sv, double *sV, int R, int i, int k)
+{
+  const double u = scale * sv.w_prev[i];
+  sv.v_prev[i]   = u;
+  if (sV) sV[PGMRESSlot(j - 1, k, R)] = u;
+  const double r = v.r[i] - xi * u;
+  v.r[i]         = r;
+  const double z = inv_rho * r;
+  ((double *)sv.w_prev)[i] = z;
+  if (v.right && v.d) v.tmp[i] = v.d[i] * z;
 }
 
 /* The first part of step j on this thread's rows, the block's partial sums
@@ -493,7 +531,7 @@ __device__ __forceinline__ double PGMRESStepRow(const FusedMatView &A, const Fus
    already (PGMRESLoopApplyKernel), the first pass reads it as the others.
    OPERATOR_APPLIED: only w' = scale B Op in is (PGMRESApplyInGroups()); the
    first pass still makes v_{j-1} and r on this thread's rows. */
-template <class In, bool ROW_LOADS_FIRST, bool APPLIED = false, bool OPERATOR_APPLIED = false>
+template <class In, bool ROW_LOADS_FIRST, bool APPLIED = false, bool OPERATOR_APPLIED = false, bool NORMALIZE = true>
 __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const FusedPGMRESVecs &v, int j, double scale, double xi, double *partials, double *sV, int R)
 {
   __shared__ FusedSum warp_sums[PGMRES_SUMS_PER_BARRIER][FUSED_WARPS];
@@ -508,7 +546,7 @@ __device__ __forceinline__ void PGMRESProductPart(const FusedMatView &A, const F
       for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) acc[q] = FusedSum{};
       for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += G * blockDim.x, k++) {
         double y;
-        if (first == 0 && !APPLIED) y = PGMRESStepRow<In, ROW_LOADS_FIRST, !OPERATOR_APPLIED>(A, v, j, scale, xi, sv, sV, R, i, k);
+        if (first == 0 && !APPLIED) y = PGMRESStepRow<In, ROW_LOADS_FIRST, !OPERATOR_APPLIED, NORMALIZE>(A, v, j, scale, xi, sv, sV, R, i, k);
         else y = sv.w_new[i]; /* this thread wrote it in the first pass, or PGMRESLoopApplyKernel did */
 #pragma unroll
         for (int q = 0; q < PGMRES_PRODUCTS_PER_PASS; q++) {
@@ -639,11 +677,11 @@ __device__ __forceinline__ int PGMRESVerdict(const FusedConvergence &conv, int i
    xi (committed) or the step's sums for the host (pending); with a null
    space its m coefficients for the next normalization (the reduction left
    them after the three sums, where the host finds them too) */
-__device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState *state, double *hist, double *sums, int base, int j, int verdict, const double *h, const double o[3], double rnorm, const double *ns_coef = nullptr, int ns_m = 0)
+__device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState *state, double *hist, double *sums, int base, int j, int verdict, const double *h, const double o[3], double rnorm, double rho, double rho_next, const double *ns_coef = nullptr, int ns_m = 0)
 {
   for (int k = 0; k < ns_m; k++) gs->ns.coef[k] = ns_coef[k];
   const int m = gs->restart, it = gs->its0 + j;
-  double   *R = PGMRESLoopR(gs), *xis = R + (size_t)m * m;
+  double   *R = PGMRESLoopR(gs), *xis = R + (size_t)m * m, *rhos = xis + m;
 
   if (j) hist[it] = rnorm;
   if (verdict == PGMRES_HOST_DECIDES) {
@@ -663,6 +701,9 @@ __device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState
     xis[j]               = xi;
     gs->inv_r            = 1.0 / rjj;
     gs->xi               = xi;
+    rhos[j]              = rho;
+    gs->rho              = rho_next;
+    if (rho > 0.0) gs->adaptive_steps++;
   }
   gs->j     = j + 1;
   state->it = it + 1;
@@ -679,9 +720,23 @@ __global__ void PGMRESLoopApplyKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESL
 {
   if (FusedLoopKernelStopped(state)) return;
   const int     j = gs->j, n = A.n;
-  const double  scale = j ? gs->inv_r : 1.0, xi = gs->xi;
+  const bool    normalize = !(gs->rho > 0.0); /* else PGMRESLoopAdaptKernel has */
+  const double  scale = j && normalize ? gs->inv_r : 1.0, xi = gs->xi;
   const PGMRESStepVecs sv = PGMRESStepVectors(v, j, n);
-  FUSED_GRID_LOOP(i, n)(void) PGMRESStepRow<FusedStoredGathered<8>, false>(A, v, j, scale, xi, sv, NULL, 0, i, 0);
+  FUSED_GRID_LOOP(i, n)(void) PGMRESStepRow<FusedStoredGathered<8>, false>(A, v, j, scale, xi, sv, NULL, 0, i, 0, normalize);
+}
+
+/* The graph's kernel before the operator's where -ksp_pgmresfused_adaptive
+   is on: an adaptive step's own pass (PGMRESAdaptRow()); nothing on the
+   others */
+__global__ void PGMRESLoopAdaptKernel(int n, FusedPGMRESVecs v, const PGMRESLoopState *gs, const FusedLoopState *state)
+{
+  if (FusedLoopKernelStopped(state)) return;
+  const int j = gs->j;
+  if (!j || !(gs->rho > 0.0)) return;
+  const double         scale = gs->inv_r, xi = gs->xi, inv_rho = 1.0 / gs->rho;
+  const PGMRESStepVecs sv = PGMRESStepVectors(v, j, n);
+  FUSED_GRID_LOOP(i, n) PGMRESAdaptRow(v, j, scale, xi, inv_rho, sv, NULL, 0, i, 0);
 }
 
 /* The operator's input of step j with a null space: w_prev less its part
@@ -810,7 +865,9 @@ __global__ void __launch_bounds__(FUSED_BLOCK, NS == 0 ? 5 : NS == 1 ? 4 : 2) PG
     for (int k = 0; k < 3 + NS; k++) o[k] = FusedSumValue(acc[k]);
     if (NS) o[0] = FusedNullSpaceFoldSquare(o[0], o + 3, ns->m);
     const int verdict = PGMRESVerdict(state->conv, gs->its0, j, gs->restart, gs->breakdowntol, h, h_not_finite, o, &rnorm);
-    PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm, o + 3, NS ? ns->m : 0);
+    double    rjj, xi;
+    PGMRESNormalization(o, &rjj, &xi);
+    PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm, gs->rho, PGMRESAdaptiveRho(gs->nu, xi, j ? rnorm : gs->cycle_rnorm0), o + 3, NS ? ns->m : 0);
     if (verdict != PGMRES_GO_ON) cudaGraphSetConditional(handle, 0);
   }
 }
@@ -831,12 +888,38 @@ __device__ __forceinline__ void PGMRESBackSolveWarp(const double *R, int m, int 
   }
 }
 
+/* the doubles of a block's shared memory that hold R's copy for the back
+   solve at a cycle's end, and after it the adaptive coefficients' scratch */
+__host__ __device__ __forceinline__ size_t PGMRESCycleScratch(int m)
+{
+  return m < 3 ? 3 * (size_t)m : (size_t)m * m;
+}
+
+/* Coefficient m of the correction over z_0, v_0, ..., v_{k-2} from t over
+   z_0, ..., z_{k-1}, as PGMRESFusedBasisCoefficients() (pgmresfused.c)
+   makes it, with its terms in the same order: an adaptive step's z_j =
+   (|r_0| z_0 - sum_{l<j} xi_l v_l) / rho_j spreads t_j over them. A
+   thread a coefficient: one thread for all cost the H100 about 3 us per
+   step at 10^4 rows (its divisions one after another). */
+__device__ __forceinline__ double PGMRESSpreadCoefficient(const double *t, const double *xi, const double *rho, int k, double rnorm0, int m)
+{
+  double a = m == 0 || rho[m] == 0.0 ? t[m] : 0.0;
+  for (int j = m == 0 ? 1 : m; j < k; j++) {
+    if (!(rho[j] > 0.0)) continue;
+    if (m == 0) a = __dadd_rn(a, __dmul_rn(t[j], __ddiv_rn(rnorm0, rho[j])));
+    else a = __dsub_rn(a, __dmul_rn(t[j], __ddiv_rn(xi[m - 1], rho[j])));
+  }
+  return a;
+}
+
 /* The end of a cycle of k steps by each block of the single kernel, as the
    host's back solve and update would make it: t = R^{-1} xi in every block
-   (Rs, t: its shared memory, free once the block is here), then x += the
-   correction on this thread's rows. R's columns and xi must be visible to
-   the grid (a grid barrier after block 0 wrote the last of them). */
-__device__ __forceinline__ void PGMRESEndCycle(const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int n, int m, int k_steps, double *Rs, double *t, const double *sV, int R)
+   (Rs, t: its shared memory, free once the block is here; Rs holds at
+   least 3 m), spread over the basis where steps were adaptive
+   (cycle_rnorm0 > 0: the cycle's |r_0|), then x += the correction on this
+   thread's rows. R's columns, xi and rho must be visible to the grid (a
+   grid barrier after block 0 wrote the last of them). */
+__device__ __forceinline__ void PGMRESEndCycle(const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int n, int m, int k_steps, double *Rs, double *t, const double *sV, int R, double cycle_rnorm0)
 {
   const double *Rg = PGMRESLoopR((PGMRESLoopState *)gs), *xis = Rg + (size_t)m * m;
 
@@ -846,6 +929,20 @@ __device__ __forceinline__ void PGMRESEndCycle(const FusedPGMRESVecs &v, const P
   __syncthreads();
   if (threadIdx.x < 32) PGMRESBackSolveWarp(Rs, m, k_steps, t);
   __syncthreads();
+  if (cycle_rnorm0 > 0.0) { /* Rs is free after the back solve: the new t, xi, rho */
+    int adapted = 0;
+    for (int l = threadIdx.x; l < k_steps; l += blockDim.x) {
+      Rs[m + l]     = __ldcg(&xis[l]);
+      Rs[2 * m + l] = __ldcg(&xis[m + l]);
+      adapted |= Rs[2 * m + l] > 0.0;
+    }
+    if (__syncthreads_or(adapted)) {
+      for (int l = threadIdx.x; l < k_steps; l += blockDim.x) Rs[l] = PGMRESSpreadCoefficient(t, Rs + m, Rs + 2 * m, k_steps, cycle_rnorm0, l);
+      __syncthreads();
+      for (int l = threadIdx.x; l < k_steps; l += blockDim.x) t[l] = Rs[l];
+      __syncthreads();
+    }
+  }
   for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < n; i += gridDim.x * blockDim.x, k++)
     v.x[i] = __dadd_rn(v.x[i], PGMRESCorrection<1>(v, k_steps, t, i, [&](int l) { return sV ? sV[PGMRESSlot(l, k, R)] : v.V[(size_t)l * n + i]; }));
 }
@@ -854,12 +951,12 @@ __device__ __forceinline__ void PGMRESEndCycle(const FusedPGMRESVecs &v, const P
    of the single kernel, as the host would make them: PGMRESEndCycle(), then
    r = B (b - A x) (left) or b - A x (right). Returns |r|, the same in every
    block; the partial sums go through part's first row. */
-__device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_group &grid, const FusedMatView &A, const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int m, int k_steps, double *Rs, double *t, const double *sV, int R, double *part, double *sum)
+__device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_group &grid, const FusedMatView &A, const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int m, int k_steps, double *Rs, double *t, const double *sV, int R, double *part, double *sum, double cycle_rnorm0)
 {
   FusedSum acc[1] = {};
 
   grid.sync(); /* R's last column, which block 0 wrote */
-  PGMRESEndCycle(v, gs, A.n, m, k_steps, Rs, t, sV, R);
+  PGMRESEndCycle(v, gs, A.n, m, k_steps, Rs, t, sV, R, cycle_rnorm0);
   grid.sync(); /* the product reads the other blocks' rows of x */
   if (A.lrows.nchunks) {
     FusedLongRowsOf(A, FusedStored{v.x});
@@ -886,6 +983,8 @@ __device__ __forceinline__ void PGMRESRecordStart(PGMRESLoopState *gs, FusedLoop
   gs->j             = 0;
   gs->start_on_host = host_looks;
   gs->start_norm    = rnorm0;
+  gs->cycle_rnorm0  = rnorm0;
+  gs->rho           = 0.0;
   state->it         = its0;
   state->stop       = host_looks;
   if (!host_looks) hist[its0] = rnorm0;
@@ -929,7 +1028,7 @@ __device__ __forceinline__ void PGMRESApplyInGroups(const FusedMatView &A, const
    r / |r0|. False where the host must look: the loop then ends before its
    first step. The first two rows of part are free until the first step's
    orthogonalization; sum is the block's shared room for two sums. */
-__device__ __forceinline__ bool PGMRESSingleStart(cooperative_groups::grid_group &grid, const FusedMatView &A, const FusedPGMRESVecs &v, PGMRESLoopState *gs, FusedLoopState *state, double *sums, double *hist, int start, FusedConvergence &conv, double *part, double *sum)
+__device__ __forceinline__ bool PGMRESSingleStart(cooperative_groups::grid_group &grid, const FusedMatView &A, const FusedPGMRESVecs &v, PGMRESLoopState *gs, FusedLoopState *state, double *sums, double *hist, int start, FusedConvergence &conv, double *part, double *sum, double *start_rnorm0)
 {
   const bool rhs  = conv.reference != FUSED_REFERENCE_RESIDUAL;
   const int  zero = start == FUSED_LOOP_START_ZERO;
@@ -950,6 +1049,7 @@ __device__ __forceinline__ bool PGMRESSingleStart(cooperative_groups::grid_group
   grid.sync();
   (void)PGMRESSumPartials<4>(part, gridDim.x, 2, 0, sum);
   const double rnorm0 = sqrt(fabs(sum[0])), rhs_square = sum[1];
+  *start_rnorm0 = rnorm0;
   FusedSetTolerancesFrom(conv, rnorm0, rhs_square);
   const bool host_looks = !(rnorm0 > 0.0) || FusedMustStop(conv, gs->its0, rnorm0);
   if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -965,7 +1065,11 @@ __device__ __forceinline__ bool PGMRESSingleStart(cooperative_groups::grid_group
   return true;
 }
 
-template <bool CYCLES, bool GROUPS = false>
+/* ADAPTIVE (-ksp_pgmresfused_adaptive): each block chooses rho from the
+   same sums, an adaptive step takes its own pass and a grid barrier before
+   the operator's, and the cycle's end spreads its coefficient over the
+   basis. */
+template <bool CYCLES, bool GROUPS = false, bool ADAPTIVE = false>
 __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESLoopState *gs, double *part, double *sums, int base, FusedLoopState *state, double *hist, int R, int lanes, int start)
 {
   extern __shared__ double h[];
@@ -977,11 +1081,14 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
   FusedConvergence               conv = state->conv;
   double                        *orth_part = part + (size_t)(m + 1) * G * FUSED_SUM_WIDTH;
   double                         scale = 1.0, xi = 0.0;
-  double                        *sV = R ? h + m + 1 + (CYCLES ? (size_t)m * m : 0) : NULL; /* the block's rows of the basis, R per thread */
+  double                        *sV = R ? h + m + 1 + (CYCLES ? PGMRESCycleScratch(m) : 0) : NULL; /* the block's rows of the basis, R per thread */
+  const double                   nu = ADAPTIVE ? gs->nu : 0.0;
+  double                         cycle_rnorm0 = ADAPTIVE ? gs->cycle_rnorm0 : 0.0; /* where the kernel makes the start, that one's */
+  double                         rho = 0.0; /* step j's (ADAPTIVE) */
 
   /* every way out hands the loop's results back from block 0 */
   if constexpr (CYCLES) {
-    if (start != FUSED_LOOP_GOES_ON && !PGMRESSingleStart(grid, A, v, gs, state, sums, hist, start, conv, orth_part, orth)) {
+    if (start != FUSED_LOOP_GOES_ON && !PGMRESSingleStart(grid, A, v, gs, state, sums, hist, start, conv, orth_part, orth, &cycle_rnorm0)) {
       FusedLoopHandBackInKernel(state);
       return;
     }
@@ -991,6 +1098,15 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
     return;
   }
   for (int j = 0;; j++) {
+    bool normalize = true;
+    if (ADAPTIVE && j && rho > 0.0) {
+      const PGMRESStepVecs sv = PGMRESStepVectors(v, j, A.n);
+      const double         inv_rho = 1.0 / rho;
+      for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < A.n; i += G * blockDim.x, k++) PGMRESAdaptRow(v, j, scale, xi, inv_rho, sv, sV, R, i, k);
+      grid.sync(); /* the operator reads the other blocks' rows of z_j */
+      normalize = false;
+      scale     = 1.0;
+    }
     if (A.lrows.nchunks) { /* the long rows' rest first: the product reads it */
       FusedLongRowsOf(A, FusedStored{PGMRESStepVectors(v, j, A.n).in});
       grid.sync();
@@ -998,10 +1114,12 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
     if constexpr (GROUPS) {
       PGMRESApplyInGroups(A, v, j, scale, lanes);
       grid.sync();
-      PGMRESProductPart<FusedStored, CYCLES, false, true>(A, v, j, scale, xi, part, sV, R);
+      if (ADAPTIVE && !normalize) PGMRESProductPart<FusedStored, CYCLES, false, true, false>(A, v, j, scale, xi, part, sV, R);
+      else PGMRESProductPart<FusedStored, CYCLES, false, true>(A, v, j, scale, xi, part, sV, R);
     } else {
       /* eight diagonals' loads at once where the registers are there */
-      PGMRESProductPart<FusedStoredGathered<CYCLES ? 8 : 4>, CYCLES>(A, v, j, scale, xi, part, sV, R);
+      if (ADAPTIVE && !normalize) PGMRESProductPart<FusedStoredGathered<CYCLES ? 8 : 4>, CYCLES, false, false, false>(A, v, j, scale, xi, part, sV, R);
+      else PGMRESProductPart<FusedStoredGathered<CYCLES ? 8 : 4>, CYCLES>(A, v, j, scale, xi, part, sV, R);
     }
     grid.sync();
     /* four loads at a time: sixteen made the steps slower on the H100
@@ -1016,11 +1134,18 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
     (void)PGMRESSumPartials<4>(orth_part, G, 3, 0, orth);
     for (int k = 0; k < 3; k++) o[k] = orth[k];
     const int verdict = PGMRESVerdict(conv, its0, j, m, tol, h, h_not_finite, o, &rnorm);
-    if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm);
+    double    rho_next = 0.0; /* step j + 1's */
+    if (ADAPTIVE) {
+      double rjj, xi_j;
+      PGMRESNormalization(o, &rjj, &xi_j);
+      rho_next = PGMRESAdaptiveRho(nu, xi_j, j ? rnorm : cycle_rnorm0);
+    }
+    /* the record takes what the block knows: loads from the state would hold the grid up */
+    if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm, rho, rho_next);
     if (CYCLES && verdict == PGMRES_CYCLE_DONE) {
       /* a full cycle, or the last one at max_it: the start after it tests
          (and, at max_it, stops) the residual, as the host's start would */
-      const double rnorm0     = PGMRESNextCycleStart(grid, A, v, gs, m, j + 1, h + m + 1, h, sV, R, orth_part, orth);
+      const double rnorm0     = PGMRESNextCycleStart(grid, A, v, gs, m, j + 1, h + m + 1, h, sV, R, orth_part, orth, ADAPTIVE ? cycle_rnorm0 : 0.0);
       const bool   host_looks = !(rnorm0 > 0.0) || FusedMustStop(conv, its0 + j + 1, rnorm0);
       its0 += j + 1;
       if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecordStart(gs, state, hist, its0, rnorm0, host_looks);
@@ -1036,16 +1161,18 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
         if (v.right && v.d) v.tmp[i] = v.d[i] * z;
       }
       grid.sync();
-      scale = 1.0;
-      xi    = 0.0;
-      j     = -1;
+      scale        = 1.0;
+      xi           = 0.0;
+      rho          = 0.0;
+      cycle_rnorm0 = rnorm0;
+      j            = -1;
       continue;
     }
     if (CYCLES && verdict == PGMRES_HOST_DECIDES && j && !h_not_finite && isfinite(rnorm) && FusedMustStop(conv, its0 + j, rnorm)) {
       /* the test stops the solve after step j - 1: the host replays that
          test and would end the cycle with those j steps after its wait
          for the loop, a launch more; the kernel ends it here */
-      PGMRESEndCycle(v, gs, A.n, m, j, h + m + 1, h, sV, R);
+      PGMRESEndCycle(v, gs, A.n, m, j, h + m + 1, h, sV, R, ADAPTIVE ? cycle_rnorm0 : 0.0);
       if (blockIdx.x == 0 && threadIdx.x == 0) gs->cycle_ended = 1;
       FusedLoopHandBackInKernel(state);
       return;
@@ -1059,6 +1186,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
       PGMRESNormalization(o, &rjj, &xi);
       scale = 1.0 / rjj;
     }
+    rho = rho_next;
     __syncthreads(); /* h is rewritten in the next step */
   }
 }
@@ -1114,7 +1242,8 @@ static int PGMRESQueueFirstStart(FusedCUDA ctx, const void *arg)
 struct PGMRESLoopArgs {
   FusedMatView     A;
   FusedPGMRESVecs  v;
-  int              ns_m; /* the null space's vectors (its basis is in the loop's state) */
+  int              ns_m;     /* the null space's vectors (its basis is in the loop's state) */
+  int              adaptive; /* the graph has PGMRESLoopAdaptKernel */
   PGMRESLoopState *gs;
   int              base;
   size_t           smem;
@@ -1132,6 +1261,11 @@ static int PGMRESBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditiona
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)apply, 0, &ga)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopProductKernel, 0, &gp)) return err;
   if (int err = FusedCUDAResidentGrid(ctx, (const void *)orthog, args->smem, &go)) return err;
+  if (args->adaptive) {
+    int gd;
+    if (int err = FusedCUDAResidentGrid(ctx, (const void *)PGMRESLoopAdaptKernel, 0, &gd)) return err;
+    if (int err = FusedLaunchLoopKernel(ctx, PGMRESLoopAdaptKernel, gd, 0, ctx->n, args->v, (const PGMRESLoopState *)args->gs, state)) return err;
+  }
   if (args->A.lrows.nchunks)
     if (int err = FusedLaunchLoopKernel(ctx, PGMRESLongRowsKernel, FusedLongRowsGrid(args->A.lrows), 0, args->A, args->v, (const PGMRESLoopState *)args->gs, state)) return err;
   if (int err = FusedLaunchLoopKernel(ctx, apply, ga, 0, args->A, args->v, args->gs, state)) return err;
@@ -1158,9 +1292,9 @@ static int PGMRESQueueStart(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs 
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, const FusedConvergence *conv, int *its0_io, int single_kernel, int start, double *R, double *xi, double *products, double orth[], int *steps, int *pending, int *start_on_host, double *start_norm, int *cycle_ended)
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, double adaptive, double cycle_rnorm0, const FusedConvergence *conv, int *its0_io, int single_kernel, int start, double *R, double *xi, double *rho, int *adaptive_steps, double *products, double orth[], int *steps, int *pending, int *start_on_host, double *start_norm, int *cycle_ended)
 {
-  FUSED_COMPENSATED_TWIN(FusedPGMRESLoop, ctx, A, v, ns, restart, breakdowntol, conv, its0_io, single_kernel, start, R, xi, products, orth, steps, pending, start_on_host, start_norm, cycle_ended);
+  FUSED_COMPENSATED_TWIN(FusedPGMRESLoop, ctx, A, v, ns, restart, breakdowntol, adaptive, cycle_rnorm0, conv, its0_io, single_kernel, start, R, xi, rho, adaptive_steps, products, orth, steps, pending, start_on_host, start_norm, cycle_ended);
   const int       its0 = *its0_io;
   const int       base = ctx->maxsums / 2;
   const size_t    smem = sizeof(double) * ((size_t)restart + 1);
@@ -1172,12 +1306,15 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
   *start_on_host = 0;
   *start_norm    = 0.0;
   *cycle_ended   = 0;
+  *adaptive_steps = 0;
   if (restart < 1 || restart > FUSED_PGMRES_LOOP_MAX_RESTART || base < restart + 1 || base + 4 + FUSED_NULLSPACE_MAX > ctx->maxsums) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop of restart %d (at most %d) with %d sums in the workspace", restart, FUSED_PGMRES_LOOP_MAX_RESTART, ctx->maxsums);
   if (int err = FusedCUDAEnsureMethodState(ctx, PGMRESLoopStateBytes(restart))) return err;
   memset(&gs, 0, sizeof(gs));
   gs.its0         = its0;
   gs.restart      = restart;
   gs.breakdowntol = breakdowntol;
+  gs.nu           = adaptive;
+  gs.cycle_rnorm0 = cycle_rnorm0; /* where the host made the start (the first start's kernel records its own) */
   gs.ns           = PGMRESNullSpace(ns);
   memset(gs.ns.coef, 0, sizeof(gs.ns.coef)); /* each step's own, made before they are read */
   /* through the pinned mirror: queued without a wait (the last copy out of
@@ -1191,6 +1328,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
   if (conv->judge_first && (its0 != 0 || v->right)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device tests only the first cycle's start, with left preconditioning (from iteration %d)", its0);
   if (start != FUSED_LOOP_GOES_ON && (!single_kernel || !conv->judge_first || v->pc_between || v->dblock || ns->m)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the loop makes the solve's start itself in the single kernel, with its first test, the fused PC and no null space");
   if (v->dblock && single_kernel) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no point-block Jacobi");
+  if (adaptive < 0.0 || adaptive >= 1.0 || (adaptive > 0.0 && (v->dblock || gs.ns.m))) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop's adaptive simpler GMRES (nu %g in [0, 1)) has no point-block Jacobi and no null space", adaptive);
   if (gs.ns.m && (single_kernel || conv->judge_first || v->right || v->dblock || gs.ns.m < 0 || gs.ns.m > FUSED_NULLSPACE_MAX)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop removes a null space (of %d vectors, at most %d) from a CUDA graph, after a start made by the host, with left Jacobi or none", gs.ns.m, FUSED_NULLSPACE_MAX);
   if (v->dblock)
     if (int err = PGMRESCheckBlocks(ctx, v)) return err;
@@ -1207,8 +1345,10 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
        a row: bcsstk13 (42 a row) 46.6 -> 18.2; evsl_stiff1, hypre_ams_A,
        bcsstk08, bcsstk21, 494_bus and circuit_1 (3 to 14 a row) 6-45% slower. */
     int              lanes = FusedRowLanesWithin(A, (long long)ctx->sms * FUSED_BLOCK, PGMRES_GROUP_MEAN);
-    const void      *kernel = lanes > 1 ? (const void *)PGMRESSingleKernel<true, true> : (const void *)PGMRESSingleKernel<true>;
-    size_t           smem_basis, smem_cycles = sizeof(double) * (size_t)restart * restart, smem_single;
+    const bool       adapt = adaptive > 0.0;
+    const void      *kernel = lanes > 1 ? (adapt ? (const void *)PGMRESSingleKernel<true, true, true> : (const void *)PGMRESSingleKernel<true, true>) : (adapt ? (const void *)PGMRESSingleKernel<true, false, true> : (const void *)PGMRESSingleKernel<true>);
+    /* R's copy, and after the back solve the adaptive coefficients' scratch (PGMRESEndCycle()) */
+    size_t           smem_basis, smem_cycles = sizeof(double) * PGMRESCycleScratch(restart), smem_single;
     cudaFuncAttributes attr;
     /* the basis rows in shared memory where a block of each multiprocessor
        can hold its share (the grid is at least one block per multiprocessor),
@@ -1221,7 +1361,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
     FUSED_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device));
     FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
     if (R < 1 || restart > FUSED_PGMRES_CYCLES_MAX_RESTART || smem + smem_cycles + smem_basis + attr.sharedSizeBytes > (size_t)optin) {
-      kernel = lanes > 1 ? (const void *)PGMRESSingleKernel<false, true> : (const void *)PGMRESSingleKernel<false>;
+      kernel = lanes > 1 ? (adapt ? (const void *)PGMRESSingleKernel<false, true, true> : (const void *)PGMRESSingleKernel<false, true>) : (adapt ? (const void *)PGMRESSingleKernel<false, false, true> : (const void *)PGMRESSingleKernel<false>);
       FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
       smem_cycles = 0;
       if (R < 1 || smem + smem_basis + attr.sharedSizeBytes > (size_t)optin) R = 0, smem_basis = 0;
@@ -1246,6 +1386,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
     args.base = base;
     args.smem = smem;
     args.ns_m = gs.ns.m;
+    args.adaptive = adaptive > 0.0;
     if (int err = FusedCUDARunLoop(ctx, &args, sizeof(args), PGMRESBuildLoop, conv, its0, prologue, &its)) return err;
   }
   /* the state, R and xi came back to the pinned mirror with the loop */
@@ -1254,12 +1395,14 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
     memcpy(&gs, ctx->method_state_host, sizeof(gs));
     memcpy(R, Rh, sizeof(double) * (size_t)restart * restart);
     memcpy(xi, Rh + (size_t)restart * restart, sizeof(double) * restart);
+    memcpy(rho, Rh + (size_t)restart * restart + restart, sizeof(double) * restart);
   }
   *steps         = gs.j;
   *pending       = gs.pending;
   *start_on_host = gs.start_on_host;
   *start_norm    = gs.start_norm;
   *cycle_ended   = gs.cycle_ended;
+  *adaptive_steps = gs.adaptive_steps;
   *its0_io       = gs.its0;
   /* whole cycles, but for the last one the single kernel ended at max_it */
   if (gs.its0 < its0 || ((gs.its0 - its0) % restart && !(gs.start_on_host && gs.its0 >= conv->max_it)) || its != gs.its0 + gs.j) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the device loop stopped at iteration %d after %d steps of the cycle from %d (the first from %d)", its, gs.j, gs.its0, its0);

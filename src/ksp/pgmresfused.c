@@ -251,6 +251,7 @@ steps:
     xi                 = sums[GMRES_WR] / rjj;
     gm->xi[j]          = xi;
     PGMRESStep(KSP_PGMRESFused_Normalize, gm->steps->normalize(ksp, gm, j, 1.0 / rjj, xi));
+    if (gm->rho[j] > 0.0) gm->adaptive_steps++;
     gm->k = j + 1;
   }
   /* the residual after the last step is tested at the next cycle start */
@@ -285,9 +286,9 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
   if (gm->fused.backend == KSP_FUSED_BACKEND_REFERENCE && !gm->V) PetscCall(KSPCreateVecs(ksp, gm->restart, &gm->V, 0, NULL));
   if (gm->steps->loop) {
     PetscCall(KSPFusedCUDALoopAllowed(ksp, &gm->fused, &device_loop));
-    if (device_loop && gm->adaptive > 0.0) {
+    if (device_loop && gm->adaptive > 0.0 && (gm->fused.nullsp || gm->fused.pcplace == KSP_FUSED_PC_PBJACOBI)) {
       device_loop        = PETSC_FALSE;
-      gm->fused.loop_why = "one host look per step: adaptive simpler GMRES is driven by the host (-ksp_pgmresfused_adaptive)";
+      gm->fused.loop_why = "one host look per step: the device loop's adaptive simpler GMRES (-ksp_pgmresfused_adaptive) has no null space and no point-block Jacobi";
     } else if (device_loop && FusedCGSRefinement(ksp, gm->cgstype) != FUSED_CGS_REFINE_NEVER) {
       device_loop        = PETSC_FALSE;
       gm->fused.loop_why = "one host look per step: a second Gram-Schmidt pass is decided on the host (-ksp_pgmresfused_cgs_refinement_type)";
@@ -302,15 +303,17 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
     }
     gm->fused.loop_solve = device_loop; /* b and x in place only with the device loop (KSPFusedCUDASystemToDevice()) */
   }
-  ksp->its        = 0;
-  gm->start_made  = PETSC_FALSE;
-  gm->cycle_ended = PETSC_FALSE;
+  ksp->its           = 0;
+  gm->adaptive_steps = 0;
+  gm->start_made     = PETSC_FALSE;
+  gm->cycle_ended    = PETSC_FALSE;
   while (!ksp->reason) {
     PetscCall(PGMRESFusedCycle(ksp, device_loop));
     /* x is no longer zero after a cycle; the user's setting is restored below */
     ksp->guess_zero = PETSC_FALSE;
   }
   ksp->guess_zero = guess_zero;
+  if (gm->adaptive > 0.0) PetscCall(PetscInfo(ksp, "Adaptive simpler GMRES: %" PetscInt_FMT " of %" PetscInt_FMT " steps took the residual as their direction\n", gm->adaptive_steps, ksp->its));
   PetscCall(KSPFusedFinishSolve(ksp, &gm->fused));
   PetscFunctionReturn(0);
 }
@@ -490,7 +493,7 @@ static PetscErrorCode KSPView_PGMRESFused(KSP ksp, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT "\n", gm->restart));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  classical Gram-Schmidt, second pass: %s\n", FusedCGSRefinement(ksp, gm->cgstype) == FUSED_CGS_REFINE_NEVER ? "never" : FusedCGSRefinement(ksp, gm->cgstype) == FUSED_CGS_REFINE_IFNEEDED ? "if needed" : "always"));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  4 fused steps and 2 packed reductions per Arnoldi step (2 kernels in the CUDA device loop); breakdown tolerance %g\n", (double)gm->breakdowntol));
-    if (gm->adaptive > 0.0) PetscCall(PetscViewerASCIIPrintf(viewer, "  adaptive simpler GMRES: a step that cuts the residual to %g of it or less takes the residual as the next direction\n", (double)gm->adaptive));
+    if (gm->adaptive > 0.0) PetscCall(PetscViewerASCIIPrintf(viewer, "  adaptive simpler GMRES: a step that cuts the residual to %g of it or less takes the residual as the next direction (last solve: %" PetscInt_FMT " of %" PetscInt_FMT " steps)\n", (double)gm->adaptive, gm->adaptive_steps, ksp->its));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  simpler GMRES, the next direction always the last basis vector (-ksp_pgmresfused_adaptive 0.9 for the adaptive choice)\n"));
   }
   PetscFunctionReturn(0);

@@ -208,14 +208,15 @@ static PetscErrorCode PGMRESFusedLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, PetscIn
   FusedConvergence conv;
   const double    *in;
   const int        its_first = (int)*its0;
-  int              its_last  = its_first, steps, stopped, on_host, ended;
+  int              its_last  = its_first, steps, stopped, on_host, ended, adaptive_steps;
   double           start_norm;
 
   PetscFunctionBegin;
   PetscCall(KSPFusedCUDAConvergence(ksp, &conv));
   PetscCall(PetscLogEventBegin(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   PetscCallFusedCUDA(FusedPGMRESProductInput(fused->work.cuda, &v, 0, 1.0 / rnorm0, &in));
-  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, FUSED_LOOP_GOES_ON, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host, &start_norm, &ended));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, (double)gm->adaptive, (double)rnorm0, &conv, &its_last, fused->single_kernel, FUSED_LOOP_GOES_ON, gm->R, gm->xi, gm->rho, &adaptive_steps, gm->sums, sums, &steps, &stopped, &on_host, &start_norm, &ended));
+  gm->adaptive_steps += adaptive_steps;
   PetscCall(PetscLogFlops(PGMRESFusedEndedCyclesFlops(gm, its_last - (int)*its0) + PGMRESFusedLoopFlops(fused, steps, stopped) + (ended ? 2.0 * fused->work.n * steps : 0.0)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   /* a step left to the host: its <w, n_k> for the normalization */
@@ -245,7 +246,7 @@ static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, in
   KSPFused        *fused = &gm->fused;
   FusedPGMRESVecs  v;
   FusedConvergence conv;
-  int              its_last = 0, steps, stopped, on_host, start, ended;
+  int              its_last = 0, steps, stopped, on_host, start, ended, adaptive_steps;
   double           start_norm;
 
   PetscFunctionBegin;
@@ -265,7 +266,8 @@ static PetscErrorCode PGMRESFusedStartLoop_CUDA(KSP ksp, KSP_PGMRESFused *gm, in
     start = FUSED_LOOP_GOES_ON;
   }
   PetscCheck(!v.pc_between && !v.right && !fused->op.halo && ksp->its == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device's first test needs the first cycle, a fused left PC and one rank");
-  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, &conv, &its_last, fused->single_kernel, start, gm->R, gm->xi, gm->sums, sums, &steps, &stopped, &on_host, &start_norm, &ended));
+  PetscCallFusedCUDA(FusedPGMRESLoop(fused->work.cuda, fused->op.mat, &v, &fused->ns, (int)gm->restart, (double)gm->breakdowntol, (double)gm->adaptive, 0.0 /* the device's first start records its norm */, &conv, &its_last, fused->single_kernel, start, gm->R, gm->xi, gm->rho, &adaptive_steps, gm->sums, sums, &steps, &stopped, &on_host, &start_norm, &ended));
+  gm->adaptive_steps += adaptive_steps;
   PetscCall(PetscLogFlops(PGMRESFusedEndedCyclesFlops(gm, its_last) + PGMRESFusedLoopFlops(fused, steps, stopped) + (ended ? 2.0 * fused->work.n * steps : 0.0)));
   PetscCall(PetscLogEventEnd(KSP_Fused_DeviceLoop, ksp, 0, 0, 0));
   *tested = (PetscBool)!(on_host && its_last == 0);

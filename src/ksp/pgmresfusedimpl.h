@@ -67,6 +67,7 @@ struct _KSP_PGMRESFused {
   PetscReal                 *rho;          /* per step: 0 where z_j = v_{j-1}, else z_j = r_j / rho_j (adaptive) */
   PetscScalar               *coef;         /* the correction's coefficients over z_0 and the basis (adaptive) */
   PetscReal                  cycle_rnorm0; /* |r_0| of the current cycle: z_0 = r_0 / |r_0| */
+  PetscInt                   adaptive_steps; /* of the last solve, those whose z_j was r_j / rho_j */
   PetscInt                   k;            /* steps done in the current cycle */
   PetscBool                  start_made;   /* the device loop ended the last cycle and made the next start: r in place */
   PetscReal                  start_norm;   /* and its |r|, which the host tests */
