@@ -407,8 +407,7 @@ int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const doub
    adaptive: nu of adaptive simpler GMRES (0: never), with cycle_rnorm0 the
    norm of the cycle's start where the host made it: a step that cut the
    residual to nu or less makes the next direction r_j / rho_j, rho_j = |r|
-   before it, in a pass of its own (no point-block Jacobi, no null space;
-   the single kernel then ends no cycle); rho (restart) gets each step's
+   before it, in a pass of its own; rho (restart) gets each step's
    rho_j (0: v_{j-1}), for the host's correction, and *adaptive_steps the
    steps with rho_j > 0 over all the cycles it ran. */
 #define FUSED_PGMRES_LOOP_MAX_RESTART 4096 /* its Hessenberg column sits in shared memory */

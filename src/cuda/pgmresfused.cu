@@ -727,8 +727,9 @@ __global__ void PGMRESLoopApplyKernel(FusedMatView A, FusedPGMRESVecs v, PGMRESL
 }
 
 /* The graph's kernel before the operator's where -ksp_pgmresfused_adaptive
-   is on: an adaptive step's own pass (PGMRESAdaptRow()); nothing on the
-   others */
+   is on: an adaptive step's own pass (PGMRESAdaptRow(); with a null space
+   v_{j-1} is made of w_prev less its part there, and so z_j has none);
+   nothing on the others */
 __global__ void PGMRESLoopAdaptKernel(int n, FusedPGMRESVecs v, const PGMRESLoopState *gs, const FusedLoopState *state)
 {
   if (FusedLoopKernelStopped(state)) return;
@@ -736,7 +737,17 @@ __global__ void PGMRESLoopAdaptKernel(int n, FusedPGMRESVecs v, const PGMRESLoop
   if (!j || !(gs->rho > 0.0)) return;
   const double         scale = gs->inv_r, xi = gs->xi, inv_rho = 1.0 / gs->rho;
   const PGMRESStepVecs sv = PGMRESStepVectors(v, j, n);
-  FUSED_GRID_LOOP(i, n) PGMRESAdaptRow(v, j, scale, xi, inv_rho, sv, NULL, 0, i, 0);
+  if (gs->ns.m) {
+    const FusedNullSpace ns = gs->ns;
+    FUSED_GRID_LOOP(i, n)
+    {
+      const double u = scale * FusedLessNullSpace<FUSED_NULLSPACE_MAX>(ns, ns.coef, sv.w_prev[i], i);
+      sv.v_prev[i]   = u;
+      const double r = v.r[i] - xi * u;
+      v.r[i]         = r;
+      ((double *)sv.w_prev)[i] = inv_rho * r;
+    }
+  } else FUSED_GRID_LOOP(i, n) PGMRESAdaptRow(v, j, scale, xi, inv_rho, sv, NULL, 0, i, 0);
 }
 
 /* The operator's input of step j with a null space: w_prev less its part
@@ -764,7 +775,7 @@ __device__ __forceinline__ PGMRESLessNullSpaceOf<NS> PGMRESInputOf(const FusedPG
   in.p  = PGMRESStepVectors(v, j, n).in;
   in.ns = gs->ns;
 #pragma unroll
-  for (int k = 0; k < NS; k++) in.c[k] = j && k < in.ns.m ? in.ns.coef[k] : 0.0;
+  for (int k = 0; k < NS; k++) in.c[k] = j && k < in.ns.m && !(gs->rho > 0.0) ? in.ns.coef[k] : 0.0; /* an adaptive step's z_j has no part there */
   return in;
 }
 
@@ -776,12 +787,13 @@ __global__ void PGMRESLoopApplyNullKernel(FusedMatView A, FusedPGMRESVecs v, PGM
 {
   if (FusedLoopKernelStopped(state)) return;
   const int                       j = gs->j, n = A.n;
-  const double                    scale = j ? gs->inv_r : 1.0, xi = gs->xi;
+  const bool                      normalize = !(gs->rho > 0.0); /* else PGMRESLoopAdaptKernel has */
+  const double                    scale = j && normalize ? gs->inv_r : 1.0, xi = gs->xi;
   const PGMRESStepVecs            sv = PGMRESStepVectors(v, j, n);
   const PGMRESLessNullSpaceOf<NS> in = PGMRESInputOf<NS>(v, gs, j, n);
   FUSED_GRID_LOOP(i, n)
   {
-    if (j) {
+    if (j && normalize) {
       const double u = scale * in(i);
       sv.v_prev[i]   = u;
       v.r[i]         = v.r[i] - xi * u;
@@ -799,12 +811,13 @@ __global__ void __launch_bounds__(FUSED_BLOCK) PGMRESLoopApplyBlockKernel(FusedM
 {
   if (FusedLoopKernelStopped(state)) return;
   const int            j = gs->j, n = A.n;
-  const double         scale = j ? gs->inv_r : 1.0, xi = gs->xi;
+  const bool           normalize = !(gs->rho > 0.0); /* else PGMRESLoopAdaptKernel has */
+  const double         scale = j && normalize ? gs->inv_r : 1.0, xi = gs->xi;
   const PGMRESStepVecs sv = PGMRESStepVectors(v, j, n);
   FusedBlockTiles(
     n, v.bs,
     [=](int i) {
-      if (j) {
+      if (j && normalize) {
         const double u = scale * sv.w_prev[i];
         sv.v_prev[i]   = u;
         v.r[i]         = v.r[i] - xi * u;
@@ -1328,7 +1341,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
   if (conv->judge_first && (its0 != 0 || v->right)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device tests only the first cycle's start, with left preconditioning (from iteration %d)", its0);
   if (start != FUSED_LOOP_GOES_ON && (!single_kernel || !conv->judge_first || v->pc_between || v->dblock || ns->m)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the loop makes the solve's start itself in the single kernel, with its first test, the fused PC and no null space");
   if (v->dblock && single_kernel) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the single-kernel loop has no point-block Jacobi");
-  if (adaptive < 0.0 || adaptive >= 1.0 || (adaptive > 0.0 && (v->dblock || gs.ns.m))) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop's adaptive simpler GMRES (nu %g in [0, 1)) has no point-block Jacobi and no null space", adaptive);
+  if (adaptive < 0.0 || adaptive >= 1.0) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "adaptive simpler GMRES's nu %g is not in [0, 1)", adaptive);
   if (gs.ns.m && (single_kernel || conv->judge_first || v->right || v->dblock || gs.ns.m < 0 || gs.ns.m > FUSED_NULLSPACE_MAX)) return FusedCUDASetError(FUSED_CUDA_ERR_ARG, "the device loop removes a null space (of %d vectors, at most %d) from a CUDA graph, after a start made by the host, with left Jacobi or none", gs.ns.m, FUSED_NULLSPACE_MAX);
   if (v->dblock)
     if (int err = PGMRESCheckBlocks(ctx, v)) return err;

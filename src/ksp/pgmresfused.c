@@ -286,10 +286,7 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
   if (gm->fused.backend == KSP_FUSED_BACKEND_REFERENCE && !gm->V) PetscCall(KSPCreateVecs(ksp, gm->restart, &gm->V, 0, NULL));
   if (gm->steps->loop) {
     PetscCall(KSPFusedCUDALoopAllowed(ksp, &gm->fused, &device_loop));
-    if (device_loop && gm->adaptive > 0.0 && (gm->fused.nullsp || gm->fused.pcplace == KSP_FUSED_PC_PBJACOBI)) {
-      device_loop        = PETSC_FALSE;
-      gm->fused.loop_why = "one host look per step: the device loop's adaptive simpler GMRES (-ksp_pgmresfused_adaptive) has no null space and no point-block Jacobi";
-    } else if (device_loop && FusedCGSRefinement(ksp, gm->cgstype) != FUSED_CGS_REFINE_NEVER) {
+    if (device_loop && FusedCGSRefinement(ksp, gm->cgstype) != FUSED_CGS_REFINE_NEVER) {
       device_loop        = PETSC_FALSE;
       gm->fused.loop_why = "one host look per step: a second Gram-Schmidt pass is decided on the host (-ksp_pgmresfused_cgs_refinement_type)";
     } else if (device_loop && gm->restart > FUSED_PGMRES_LOOP_MAX_RESTART) {
@@ -494,7 +491,7 @@ static PetscErrorCode KSPView_PGMRESFused(KSP ksp, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  classical Gram-Schmidt, second pass: %s\n", FusedCGSRefinement(ksp, gm->cgstype) == FUSED_CGS_REFINE_NEVER ? "never" : FusedCGSRefinement(ksp, gm->cgstype) == FUSED_CGS_REFINE_IFNEEDED ? "if needed" : "always"));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  4 fused steps and 2 packed reductions per Arnoldi step (2 kernels in the CUDA device loop); breakdown tolerance %g\n", (double)gm->breakdowntol));
     if (gm->adaptive > 0.0) PetscCall(PetscViewerASCIIPrintf(viewer, "  adaptive simpler GMRES: a step that cuts the residual to %g of it or less takes the residual as the next direction (last solve: %" PetscInt_FMT " of %" PetscInt_FMT " steps)\n", (double)gm->adaptive, gm->adaptive_steps, ksp->its));
-    else PetscCall(PetscViewerASCIIPrintf(viewer, "  simpler GMRES, the next direction always the last basis vector (-ksp_pgmresfused_adaptive 0.9 for the adaptive choice)\n"));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "  simpler GMRES, the next direction always the last basis vector (-ksp_pgmresfused_adaptive 0)\n"));
   }
   PetscFunctionReturn(0);
 }
@@ -506,7 +503,7 @@ static PetscErrorCode KSPView_PGMRESFused(KSP ksp, PetscViewer viewer)
    Options Database Keys:
 +  -ksp_pgmresfused_restart <30> - basis vectors per cycle
 .  -ksp_pgmresfused_cgs_refinement_type <none,ifneeded,always> - second Gram-Schmidt pass (as -ksp_gmres_cgs_refinement_type)
-.  -ksp_pgmresfused_adaptive <nu> - adaptive simpler GMRES (Jiranek and Rozloznik 2010): a step that cuts the residual to nu of it or less takes the residual as the next basis direction (0, the default: never; 0.9 is theirs); the steps are then driven by the host
+.  -ksp_pgmresfused_adaptive <0.9> - adaptive simpler GMRES (Jiranek and Rozloznik 2010): a step that cuts the residual to nu of it or less takes the residual as the next basis direction, at the cost of a pass over the vectors more on the device (0: never, plain simpler GMRES, which can stall inside a cycle after a steep drop of the residual)
 .  -ksp_pgmresfused_breakdown_tolerance <tol> - relative size of the orthogonalized vector that counts as breakdown
 -  -ksp_fused_backend <auto,cuda,reference> - where the fused steps run
 
@@ -535,6 +532,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PGMRESFused(KSP ksp)
   gm->restart      = 30;
   gm->cgstype      = FUSED_CGS_REFINE_NEVER;
   gm->breakdowntol = 10.0 * PETSC_MACHINE_EPSILON;
+  gm->adaptive     = 0.9; /* Jiranek and Rozloznik's: plain simpler GMRES stalls after a steep drop (docs/convergence.md) */
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 3));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
   PetscCall(KSPFusedComposeBackend(ksp, &gm->fused, "pipelined simpler GMRES (Walker-Zhou, Rupp et al. 2015), classical Gram-Schmidt"));
