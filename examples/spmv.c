@@ -138,7 +138,7 @@ static PetscErrorCode BenchMatrix(Mat A, PetscInt reps, double copy_bw, Result *
       if (r) CHKFUSED(FusedDevMatDestroy(&oc.D));
       CHKCUDA(cudaDeviceSynchronize());
       PetscCall(PetscTime(&t0));
-      CHKFUSED(FusedDevMatCreate(0, (int)n, ia, ja, va, 0, NULL, NULL, NULL, FUSED_FORMAT_AUTO, &oc.D));
+      CHKFUSED(FusedDevMatCreate(0, (int)n, ia, ja, va, 0, NULL, NULL, NULL, FUSED_FORMAT_AUTO, 0, &oc.D));
       CHKCUDA(cudaDeviceSynchronize());
       PetscCall(PetscTime(&t1));
       t[r] = 1e3 * (t1 - t0);

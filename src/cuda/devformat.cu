@@ -374,7 +374,7 @@ done:
    chooses the format, and kernels fill the storage from the device arrays.
    Uploaded values, the largest part, go up on a stream of their own while
    the scan runs. */
-int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double *val, int requested, int on_device, FusedDevStorage *S)
+int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double *val, int requested, int on_device, int check_symmetry, FusedDevStorage *S)
 {
   size_t       nnz;
   int         *d_rowptr = NULL, *d_col = NULL;
@@ -449,7 +449,7 @@ int FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double 
     if (S->layout.format == FUSED_FORMAT_HYB && (err = BuildTail(n, d_rowptr, d_col, d_val, S->layout.K, S->layout.tail, S))) goto done;
   }
   TRY_CUDA(cudaDeviceSynchronize()); /* the fill's errors here, before the CSR arrays go */
-  if ((err = CSRSymmetric(n, nnz, d_rowptr, d_col, d_val, &S->symmetric))) goto done;
+  if (check_symmetry && (err = CSRSymmetric(n, nnz, d_rowptr, d_col, d_val, &S->symmetric))) goto done;
 done:
   if (values) { /* before the arrays it writes can go */
     const cudaError_t e = cudaStreamSynchronize(values);
@@ -470,7 +470,7 @@ done:
 /* New values on the pattern the storage was built from, all on the device:
    the device CSR arrays (the same pattern) refill the storage in place. The
    layout is the pattern's alone, so it does not change. */
-int FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, const int *col, const double *val, int *symmetric)
+int FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, const int *col, const double *val, int check_symmetry, int *symmetric)
 {
   const int n = view->n;
   size_t    nnz;
@@ -504,5 +504,5 @@ int FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, co
     }
   }
   FUSED_CUDA_CHECK(cudaDeviceSynchronize());
-  return CSRSymmetric(n, nnz, rowptr, col, val, symmetric);
+  return check_symmetry ? CSRSymmetric(n, nnz, rowptr, col, val, symmetric) : FUSED_CUDA_OK;
 }

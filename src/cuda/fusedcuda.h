@@ -40,12 +40,12 @@ typedef struct FusedDevMat_s *FusedDevMat;
 
 /* Local rows n; the diagonal block in CSR (columns 0..n-1); the off-process
    block in CSR over nghost compressed ghost columns (growptr NULL when none). */
-int    FusedDevMatCreate(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *A);
+int    FusedDevMatCreate(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, int check_symmetry, FusedDevMat *A);
 /* The same from a CUDA PETSc's device CSR arrays (all arguments device
    pointers, only read): the storage is built on the device without a trip
    through the host; Refresh takes new values on the same pattern. */
-int    FusedDevMatCreateFromDevice(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, FusedDevMat *A);
-int    FusedDevMatRefreshFromDevice(FusedDevMat A, const int *rowptr, const int *col, const double *val, const double *gval);
+int    FusedDevMatCreateFromDevice(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, int check_symmetry, FusedDevMat *A);
+int    FusedDevMatRefreshFromDevice(FusedDevMat A, const int *rowptr, const int *col, const double *val, const double *gval, int check_symmetry);
 int    FusedDevMatDestroy(FusedDevMat *A);
 /* The compressed halo: the nsend local indices the neighbours read, packed by
    neighbour; returns pinned buffers for the packed values and the ghosts */
@@ -56,7 +56,7 @@ size_t FusedDevMatTailEntries(FusedDevMat A); /* entries kept in CSR: the CSR fo
 /* how long rows are handled (summed by warps in chunks), in words, for -ksp_view and -mat_view */
 void   FusedDevMatDescribeLongRows(FusedDevMat A, char *text, size_t len);
 int    FusedDevMatLongRows(FusedDevMat A); /* how many rows of the local block warps sum in chunks */
-int    FusedDevMatSymmetric(FusedDevMat A); /* 1: the operator equals its transpose bit by bit (one rank), checked on the device at each build and refill */
+int    FusedDevMatSymmetric(FusedDevMat A); /* 1: the operator equals its transpose bit by bit (one rank, no ghosts), checked on the device at each build and refill that asked (check_symmetry); 0: not, or not checked */
 /* For the hybcuda matrix type: a rectangular block (CSR only), products with
    host vectors, and new values on an unchanged pattern (FUSED_CUDA_ERR_ARG:
    the layout changed, build a new copy) */

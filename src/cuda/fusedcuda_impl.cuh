@@ -94,9 +94,10 @@ struct FusedDevStorage {
   double     *val;
   int         symmetric; /* the CSR block it was built from equals its transpose, bit by bit */
 };
-int  FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double *val, int requested, int on_device, FusedDevStorage *S);
+/* check_symmetry: S->symmetric tells whether the CSR block equals its transpose (else 0) */
+int  FusedDevStorageBuild(int n, const int *rowptr, const int *col, const double *val, int requested, int on_device, int check_symmetry, FusedDevStorage *S);
 /* the values of device CSR arrays of the same pattern into the storage view shows (tail: its CSR entries) */
-int  FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, const int *col, const double *val, int *symmetric);
+int  FusedDevStorageRefill(FusedMatView *view, size_t tail, const int *rowptr, const int *col, const double *val, int check_symmetry, int *symmetric);
 void FusedDevStorageFree(FusedDevStorage *S);
 
 /* The nlong rows longer than limit of the n-row CSR block with device row
@@ -116,6 +117,7 @@ struct FusedDevMat_s {
   size_t       csr_bytes, tail; /* tail: entries in CSR (the CSR format, or HYB's rest) */
   int          nghost;
   int          symmetric; /* the local block equals its transpose bit by bit, and there is no off-process block */
+  int          check_symmetry; /* symmetric is found at each build and values update (else 0) */
   size_t       gnnz; /* entries of the off-process block */
   /* the compressed halo: local indices to send, packed on the device, and pinned staging */
   int          nsend;

@@ -258,7 +258,7 @@ PETSC_INTERN PetscErrorCode FusedDeviceOperatorCreate(PetscInt device, const Fus
   op->from_device = csr->on_device;
   op->nnz         = csr->on_device ? (PetscLogDouble)csr->nnz : csr->ia[csr->n] + (csr->oia ? csr->oia[csr->n] : 0);
   {
-    const int err = (csr->on_device ? FusedDevMatCreateFromDevice : FusedDevMatCreate)((int)device, (int)csr->n, csr->ia, csr->ja, csr->va, (int)csr->nghost, csr->oia, csr->oja, csr->ova, (int)format, &op->mat);
+    const int err = (csr->on_device ? FusedDevMatCreateFromDevice : FusedDevMatCreate)((int)device, (int)csr->n, csr->ia, csr->ja, csr->va, (int)csr->nghost, csr->oia, csr->oja, csr->ova, (int)format, (int)csr->check_symmetry, &op->mat);
     PetscCheck(!err, PETSC_COMM_SELF, err == FUSED_CUDA_ERR_MEM ? PETSC_ERR_MEM : (err == FUSED_CUDA_ERR_ARG ? PETSC_ERR_ARG_OUTOFRANGE : PETSC_ERR_LIB), "copying the operator to the device: %s", FusedCUDALastError());
   }
   PetscCallMPI(MPI_Comm_size(cmap->comm, &size));
@@ -278,7 +278,7 @@ PETSC_INTERN PetscErrorCode FusedDeviceOperatorRefresh(FusedDeviceOperator *op, 
 {
   PetscFunctionBegin;
   PetscCheck(op->from_device && csr->on_device, PETSC_COMM_SELF, PETSC_ERR_PLIB, "only an operator made from device arrays takes new values from device arrays");
-  PetscCallFusedCUDA(FusedDevMatRefreshFromDevice(op->mat, csr->ia, csr->ja, csr->va, csr->ova));
+  PetscCallFusedCUDA(FusedDevMatRefreshFromDevice(op->mat, csr->ia, csr->ja, csr->va, csr->ova, (int)csr->check_symmetry));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -238,7 +238,7 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
       if (format == FUSED_FORMAT_DIA) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: DIA, %d diagonals, %zu bytes, %.2fx CSR (-ksp_fused_mat_format %s)\n", ndiag, bytes, growth, FusedFormatNames[fused->format]));
       else if (format == FUSED_FORMAT_CSR) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: CSR, %zu bytes (-ksp_fused_mat_format %s)\n", bytes, FusedFormatNames[fused->format]));
       else PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device: %s, width %d, %zu bytes, %.2fx CSR (-ksp_fused_mat_format %s)\n", format == FUSED_FORMAT_ELL ? "ELL" : "HYB (ELL + CSR tail)", ndiag, bytes, growth, FusedFormatNames[fused->format]));
-      if (FusedDevMatSymmetric(fused->op.mat)) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device equals its transpose (checked entry by entry where it was built or refilled)\n"));
+      if (KSPFusedOperatorFoundSymmetric(fused)) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator on the device equals its transpose (checked entry by entry where it was built or refilled)\n"));
     }
     {
       char rows[256];
@@ -439,12 +439,16 @@ static PetscErrorCode KSPFusedGetSystemInPlace_Fused(KSP ksp, PetscBool *inplace
   PetscFunctionReturn(0);
 }
 
+/* Whether the CUDA backend's copy of the operator was checked and found equal to its transpose */
+PETSC_INTERN PetscBool KSPFusedOperatorFoundSymmetric(const KSPFused *fused)
+{
+  return (PetscBool)(fused->backend == KSP_FUSED_BACKEND_CUDA && fused->op.mat && FusedDevMatSymmetric(fused->op.mat));
+}
+
 static PetscErrorCode KSPFusedGetOperatorSymmetric_Fused(KSP ksp, PetscBool *symmetric)
 {
-  KSPFused *fused = (KSPFused *)ksp->data;
-
   PetscFunctionBegin;
-  *symmetric = (PetscBool)(fused->backend == KSP_FUSED_BACKEND_CUDA && fused->op.mat && FusedDevMatSymmetric(fused->op.mat));
+  *symmetric = KSPFusedOperatorFoundSymmetric((KSPFused *)ksp->data);
   PetscFunctionReturn(0);
 }
 
@@ -666,9 +670,11 @@ PetscErrorCode KSPFusedGetSystemInPlace(KSP ksp, PetscBool *inplace)
 
 /*@
    KSPFusedGetOperatorSymmetric - Gets whether the device copy of the operator of a fused Krylov method's last solve
-   on the CUDA backend equals its transpose, entry by entry and bit by bit (checked on the device each time the copy
-   is built or refilled with new values; on one rank). `KSPPCGFUSED`'s CUDA graph loop then forms `<y,z>` from A's
-   symmetry, as where `MAT_SYMMETRIC` or `MAT_SPD` is set, and reads one vector less per iteration.
+   on the CUDA backend was found equal to its transpose, entry by entry and bit by bit. The device checks it each time
+   the copy is built or refilled with new values where the method has a use for it (`KSPPCGFUSED`, whose CUDA graph
+   loop then forms `<y,z>` from A's symmetry, as where `MAT_SYMMETRIC` or `MAT_SPD` is set, and reads one vector less
+   per iteration) and PETSc does not know whether A is symmetric, on one rank; a `MATHYBCUDA` matrix checks its
+   square local block at every assembly. `PETSC_FALSE` where it was not checked.
 
    Not Collective
 

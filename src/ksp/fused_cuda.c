@@ -136,6 +136,24 @@ static PetscErrorCode FusedOperatorDeviceCSR(Mat Amat, FusedDeviceCSR *csr)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Whether the device copy of Amat is to be checked against its transpose:
+   where the method takes a shortcut for a symmetric A, PETSc does not know
+   whether it is, and one rank holds it all (a pass over the matrix, 7 ms at
+   160^3 on an H200: not for methods that do not use it) */
+static PetscErrorCode FusedOperatorCheckSymmetry(KSP ksp, KSPFused *fused, Mat Amat, PetscBool *check)
+{
+  PetscBool   set, flg;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  *check = PETSC_FALSE;
+  if (!fused->check_symmetry) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+  PetscCall(MatIsSymmetricKnown(Amat, &set, &flg));
+  *check = (PetscBool)(size == 1 && !(set && flg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The operator's device rows, made again when the matrix (id or state)
    changed; from a CUDA PETSc's device arrays new values on the same pattern
    only refill the storage, on the device */
@@ -144,7 +162,7 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
   Mat              Amat, Ad, Ao = NULL;
   PetscObjectId    id;
   PetscObjectState state, nzstate;
-  PetscBool        isseqhyb, done;
+  PetscBool        isseqhyb, done, check_symmetry;
   PetscInt         on;
   FusedDeviceCSR   csr;
   PetscLayout      cmap;
@@ -157,7 +175,9 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
   if (fused->op.mat && id == fused->op_id && state == fused->op_state) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscLogEventBegin(KSP_Fused_Convert, ksp, 0, 0, 0));
   PetscCall(PetscObjectTypeCompare((PetscObject)Amat, MATSEQHYBCUDA, &isseqhyb));
+  PetscCall(FusedOperatorCheckSymmetry(ksp, fused, Amat, &check_symmetry));
   if (!isseqhyb) PetscCall(FusedOperatorDeviceCSR(Amat, &csr));
+  csr.check_symmetry = check_symmetry;
   if (!isseqhyb && fused->op.mat && fused->op.from_device && id == fused->op_id) {
     /* every rank refreshes or every rank rebuilds: a rebuild plans the halo together */
     int refresh = csr.on_device && nzstate == fused->op_nzstate, all;
@@ -187,6 +207,7 @@ static PetscErrorCode FusedBuildDeviceOperator(KSP ksp, KSPFused *fused)
     PetscCall(FusedDeviceOperatorCreate(fused->device, &csr, fused->format, cmap, fused->halo_transport, &fused->op));
   } else {
     PetscCall(PetscMemzero(&csr, sizeof(csr)));
+    csr.check_symmetry = check_symmetry;
     PetscCall(MatHYBCUDAGetBlocks(Amat, &Ad, &Ao, &csr.garray));
     PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &csr.n, &csr.ia, &csr.ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "cannot get the CSR arrays of the operator's diagonal block");

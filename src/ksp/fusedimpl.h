@@ -96,6 +96,7 @@ typedef struct {
   PetscInt            nwrap;
   PetscInt            pc_applies;        /* in the last solve */
   PetscLogDouble      pc_copies;         /* host-device copies PETSc counted in those */
+  PetscBool           check_symmetry;    /* the method takes a shortcut where A is symmetric: where PETSc does not know, the device copy is checked (one rank; KSPFusedOperatorFoundSymmetric()) */
   /* the operator's null space, removed by the fused steps on the device */
   PetscBool           device_nullspace;  /* the method's CUDA steps can, with the fused PC */
   PetscInt            single_kernel_ns;  /* the largest basis its single-kernel loop removes (0: none; a larger one takes the graph) */
@@ -159,6 +160,7 @@ PETSC_INTERN PetscLogEvent KSP_PCGFused_Update, KSP_PCGFused_Product;
 PETSC_INTERN PetscLogEvent KSP_PBCGSFused_ProductP, KSP_PBCGSFused_UpdateS, KSP_PBCGSFused_ProductS, KSP_PBCGSFused_UpdateXRP;
 PETSC_INTERN PetscLogEvent KSP_PGMRESFused_Product, KSP_PGMRESFused_MDot, KSP_PGMRESFused_Orthog, KSP_PGMRESFused_Normalize, KSP_PGMRESFused_Update;
 
+PETSC_INTERN PetscBool      KSPFusedOperatorFoundSymmetric(const KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP, KSPFused *, FusedOptionItems);
 PETSC_INTERN PetscErrorCode KSPFusedSetUp(KSP, KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP, KSPFused *);

@@ -182,6 +182,7 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PCGFused(KSP ksp)
   PetscCall(KSPFusedComposeBackend(ksp, &cg->fused, "pipelined CG (Rupp et al. 2015): 2 fused steps and 1 synchronization point per iteration"));
   cg->fused.device_pc        = PETSC_TRUE;
   cg->fused.device_nullspace = PETSC_TRUE;
+  cg->fused.check_symmetry   = PETSC_TRUE; /* the graph loop's <y,z> (PCGFusedKnownSymmetric()) */
   cg->fused.single_kernel_ns = 1;
   cg->fused.loop_spare_vecs  = 3; /* r, p and y */
   /* measured on an H100 (2026-11-25): with long rows the graph is faster at

@@ -47,7 +47,7 @@ static PetscErrorCode PCGFusedKnownSymmetric(KSP ksp, int *symmetric)
   PetscCall(KSPGetOperators(ksp, &A, NULL));
   PetscCall(MatIsSymmetricKnown(A, &set, &flg));
   known      = set && flg;
-  checked    = fused->op.mat && FusedDevMatSymmetric(fused->op.mat);
+  checked    = KSPFusedOperatorFoundSymmetric(fused);
   *symmetric = (known || checked) && !fused->single_kernel && !fused->nullsp && (fused->pcplace == KSP_FUSED_PC_NONE || fused->pcplace == KSP_FUSED_PC_JACOBI);
   if (*symmetric) PetscCall(PetscInfo(ksp, "A is symmetric (%s): the graph loop takes <y,z> = <p,y> - beta <p,y_last> (the product does not read r)\n", known ? "known to PETSc" : "its device copy equals its transpose"));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -130,7 +130,8 @@ static PetscErrorCode MatHYBCUDARefresh(Mat A, PetscBool force)
 
     PetscCall(PetscLogEventBegin(MAT_HYBCUDA_Build, A, 0, 0, 0));
     PetscCallHYBCUDA(FusedDevMatDestroy(&h->dev));
-    err = FusedDevMatCreate((int)h->device, (int)n, ia, ja, va, (int)nghost, oia, oja, ova, format, &h->dev);
+    /* the copy is the solvers' operator too (pcgfused's shortcut where A is symmetric): a square block is checked against its transpose */
+    err = FusedDevMatCreate((int)h->device, (int)n, ia, ja, va, (int)nghost, oia, oja, ova, format, ncols == n, &h->dev);
     if (!err) err = FusedDevMatSetColumns(h->dev, (int)ncols);
     if (err) (void)FusedDevMatDestroy(&h->dev);
     PetscCall(PetscLogEventEnd(MAT_HYBCUDA_Build, A, 0, 0, 0));
