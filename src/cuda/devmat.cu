@@ -99,13 +99,13 @@ static int DevMatCreate(int device, int n, const int *rowptr, const int *col, co
   A->ncols             = n;
   A->view.n            = n;
   A->nghost            = nghost;
-  A->check_symmetry    = check_symmetry;
+  A->check_symmetry    = check_symmetry && nghost == 0;
   A->lrows.limit       = INT_MAX;
   A->glong.limit       = INT_MAX;
   A->view.lrows        = A->lrows;
   A->view.glimit       = INT_MAX;
   do {
-    if ((err = FusedDevStorageBuild(n, rowptr, col, val, format, on_device, check_symmetry && nghost == 0, &S))) break;
+    if ((err = FusedDevStorageBuild(n, rowptr, col, val, format, on_device, A->check_symmetry, &S))) break;
     AdoptStorage(A, &S);
     if (S.layout.nlong > 0) {
       if ((err = FusedLongRowsBuild(n, A->view.rowptr, S.layout.long_limit, S.layout.nlong, &A->lrows, &A->bytes))) break;
@@ -159,11 +159,11 @@ extern "C" int FusedDevMatCreateFromDevice(int device, int n, const int *rowptr,
   return DevMatCreate(device, n, rowptr, col, val, nghost, growptr, gcol, gval, format, 1, check_symmetry, out);
 }
 
-extern "C" int FusedDevMatRefreshFromDevice(FusedDevMat A, const int *rowptr, const int *col, const double *val, const double *gval, int check_symmetry)
+extern "C" int FusedDevMatRefreshFromDevice(FusedDevMat A, const int *rowptr, const int *col, const double *val, const double *gval)
 {
   FUSED_CUDA_CHECK(cudaSetDevice(A->device));
   int symmetric;
-  if (int err = FusedDevStorageRefill(&A->view, A->tail, rowptr, col, val, check_symmetry && A->nghost == 0, &symmetric)) return err;
+  if (int err = FusedDevStorageRefill(&A->view, A->tail, rowptr, col, val, A->check_symmetry, &symmetric)) return err;
   A->symmetric = symmetric && A->nghost == 0;
   if (A->gval && A->gnnz) FUSED_CUDA_CHECK(cudaMemcpy(A->gval, gval, sizeof(double) * A->gnnz, cudaMemcpyDeviceToDevice));
   return FUSED_CUDA_OK;
@@ -368,7 +368,7 @@ extern "C" int FusedDevMatUpdateValues(FusedDevMat A, const int *rowptr, const i
   int             same, err;
 
   FUSED_CUDA_CHECK(cudaSetDevice(A->device));
-  if ((err = FusedDevStorageBuild(A->view.n, rowptr, col, val, A->view.format, 0, A->check_symmetry && A->nghost == 0, &S))) return err;
+  if ((err = FusedDevStorageBuild(A->view.n, rowptr, col, val, A->view.format, 0, A->check_symmetry, &S))) return err;
   /* the same pattern gives the same layout; checked all the same, as a wrong one would corrupt the product */
   same = S.layout.format == A->view.format && S.layout.K == A->view.K && (S.layout.format != FUSED_FORMAT_DIA || S.ndiag == A->view.ndiag) && (S.layout.format == FUSED_FORMAT_DIA || S.layout.format == FUSED_FORMAT_ELL || S.layout.tail == A->tail) && S.layout.nlong == A->lrows.nlong;
   for (int d = 0; same && d < S.ndiag && d < FUSED_DIA_INLINE; d++) same = S.offsets[d] == A->view.off[d];

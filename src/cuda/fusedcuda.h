@@ -45,7 +45,7 @@ int    FusedDevMatCreate(int device, int n, const int *rowptr, const int *col, c
    pointers, only read): the storage is built on the device without a trip
    through the host; Refresh takes new values on the same pattern. */
 int    FusedDevMatCreateFromDevice(int device, int n, const int *rowptr, const int *col, const double *val, int nghost, const int *growptr, const int *gcol, const double *gval, int format, int check_symmetry, FusedDevMat *A);
-int    FusedDevMatRefreshFromDevice(FusedDevMat A, const int *rowptr, const int *col, const double *val, const double *gval, int check_symmetry);
+int    FusedDevMatRefreshFromDevice(FusedDevMat A, const int *rowptr, const int *col, const double *val, const double *gval); /* checks the symmetry where the copy was made with check_symmetry */
 int    FusedDevMatDestroy(FusedDevMat *A);
 /* The compressed halo: the nsend local indices the neighbours read, packed by
    neighbour; returns pinned buffers for the packed values and the ghosts */

@@ -117,7 +117,7 @@ struct FusedDevMat_s {
   size_t       csr_bytes, tail; /* tail: entries in CSR (the CSR format, or HYB's rest) */
   int          nghost;
   int          symmetric; /* the local block equals its transpose bit by bit, and there is no off-process block */
-  int          check_symmetry; /* symmetric is found at each build and values update (else 0) */
+  int          check_symmetry; /* symmetric is found at each build, refill and values update (else 0); one rank */
   size_t       gnnz; /* entries of the off-process block */
   /* the compressed halo: local indices to send, packed on the device, and pinned staging */
   int          nsend;

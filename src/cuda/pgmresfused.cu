@@ -501,13 +501,15 @@ __device__ __forceinline__ double PGMRESStepRow(const FusedMatView &A, const Fus
 }
 
 /* Row i of an adaptive step's first pass, a pass of its own before the
-   operator's (the operator reads other rows of z_j): v_{j-1} = scale w_prev,
+   operator's (the operator reads other rows of z_j): v_{j-1} = scale w,
    r -= xi v_{j-1}, then z_j = r / rho over w_prev, which no one reads
-   after this, and tmp = d .* z_j with right Jacobi. The product then reads
-   z_j where it would read w_prev, with scale 1 and without normalizing. */
-__device__ __forceinline__ void PGMRESAdaptRow(const FusedPGMRESVecs &v, int j, double scale, double xi, double inv_rho, const PGMRESStepVecs &sv, double *sV, int R, int i, int k)
+   after this, and tmp = d .* z_j with right Jacobi. w: row i of w_prev
+   (less its part in a null space, where there is one). The product then
+   reads z_j where it would read w_prev, with scale 1 and without
+   normalizing. */
+__device__ __forceinline__ void PGMRESAdaptRow(const FusedPGMRESVecs &v, int j, double scale, double w, double xi, double inv_rho, const PGMRESStepVecs &sv, double *sV, int R, int i, int k)
 {
-  const double u = scale * sv.w_prev[i];
+  const double u = scale * w;
   sv.v_prev[i]   = u;
   if (sV) sV[PGMRESSlot(j - 1, k, R)] = u;
   const double r = v.r[i] - xi * u;
@@ -677,7 +679,7 @@ __device__ __forceinline__ int PGMRESVerdict(const FusedConvergence &conv, int i
    xi (committed) or the step's sums for the host (pending); with a null
    space its m coefficients for the next normalization (the reduction left
    them after the three sums, where the host finds them too) */
-__device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState *state, double *hist, double *sums, int base, int j, int verdict, const double *h, const double o[3], double rnorm, double rho, double rho_next, const double *ns_coef = nullptr, int ns_m = 0)
+__device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState *state, double *hist, double *sums, int base, int j, int verdict, const double *h, const double o[3], double rnorm, double rho, double nu, double cycle_rnorm0, const double *ns_coef = nullptr, int ns_m = 0)
 {
   for (int k = 0; k < ns_m; k++) gs->ns.coef[k] = ns_coef[k];
   const int m = gs->restart, it = gs->its0 + j;
@@ -702,7 +704,7 @@ __device__ __forceinline__ void PGMRESRecord(PGMRESLoopState *gs, FusedLoopState
     gs->inv_r            = 1.0 / rjj;
     gs->xi               = xi;
     rhos[j]              = rho;
-    gs->rho              = rho_next;
+    gs->rho              = PGMRESAdaptiveRho(nu, xi, j ? rnorm : cycle_rnorm0); /* step j + 1's */
     if (rho > 0.0) gs->adaptive_steps++;
   }
   gs->j     = j + 1;
@@ -739,15 +741,8 @@ __global__ void PGMRESLoopAdaptKernel(int n, FusedPGMRESVecs v, const PGMRESLoop
   const PGMRESStepVecs sv = PGMRESStepVectors(v, j, n);
   if (gs->ns.m) {
     const FusedNullSpace ns = gs->ns;
-    FUSED_GRID_LOOP(i, n)
-    {
-      const double u = scale * FusedLessNullSpace<FUSED_NULLSPACE_MAX>(ns, ns.coef, sv.w_prev[i], i);
-      sv.v_prev[i]   = u;
-      const double r = v.r[i] - xi * u;
-      v.r[i]         = r;
-      ((double *)sv.w_prev)[i] = inv_rho * r;
-    }
-  } else FUSED_GRID_LOOP(i, n) PGMRESAdaptRow(v, j, scale, xi, inv_rho, sv, NULL, 0, i, 0);
+    FUSED_GRID_LOOP(i, n) PGMRESAdaptRow(v, j, scale, FusedLessNullSpace<FUSED_NULLSPACE_MAX>(ns, ns.coef, sv.w_prev[i], i), xi, inv_rho, sv, NULL, 0, i, 0);
+  } else FUSED_GRID_LOOP(i, n) PGMRESAdaptRow(v, j, scale, sv.w_prev[i], xi, inv_rho, sv, NULL, 0, i, 0);
 }
 
 /* The operator's input of step j with a null space: w_prev less its part
@@ -878,9 +873,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, NS == 0 ? 5 : NS == 1 ? 4 : 2) PG
     for (int k = 0; k < 3 + NS; k++) o[k] = FusedSumValue(acc[k]);
     if (NS) o[0] = FusedNullSpaceFoldSquare(o[0], o + 3, ns->m);
     const int verdict = PGMRESVerdict(state->conv, gs->its0, j, gs->restart, gs->breakdowntol, h, h_not_finite, o, &rnorm);
-    double    rjj, xi;
-    PGMRESNormalization(o, &rjj, &xi);
-    PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm, gs->rho, PGMRESAdaptiveRho(gs->nu, xi, j ? rnorm : gs->cycle_rnorm0), o + 3, NS ? ns->m : 0);
+    PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm, gs->rho, gs->nu, gs->cycle_rnorm0, o + 3, NS ? ns->m : 0);
     if (verdict != PGMRES_GO_ON) cudaGraphSetConditional(handle, 0);
   }
 }
@@ -1115,7 +1108,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
     if (ADAPTIVE && j && rho > 0.0) {
       const PGMRESStepVecs sv = PGMRESStepVectors(v, j, A.n);
       const double         inv_rho = 1.0 / rho;
-      for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < A.n; i += G * blockDim.x, k++) PGMRESAdaptRow(v, j, scale, xi, inv_rho, sv, sV, R, i, k);
+      for (int i = blockIdx.x * blockDim.x + threadIdx.x, k = 0; i < A.n; i += G * blockDim.x, k++) PGMRESAdaptRow(v, j, scale, sv.w_prev[i], xi, inv_rho, sv, sV, R, i, k);
       grid.sync(); /* the operator reads the other blocks' rows of z_j */
       normalize = false;
       scale     = 1.0;
@@ -1147,14 +1140,8 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
     (void)PGMRESSumPartials<4>(orth_part, G, 3, 0, orth);
     for (int k = 0; k < 3; k++) o[k] = orth[k];
     const int verdict = PGMRESVerdict(conv, its0, j, m, tol, h, h_not_finite, o, &rnorm);
-    double    rho_next = 0.0; /* step j + 1's */
-    if (ADAPTIVE) {
-      double rjj, xi_j;
-      PGMRESNormalization(o, &rjj, &xi_j);
-      rho_next = PGMRESAdaptiveRho(nu, xi_j, j ? rnorm : cycle_rnorm0);
-    }
     /* the record takes what the block knows: loads from the state would hold the grid up */
-    if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm, rho, rho_next);
+    if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm, rho, nu, cycle_rnorm0);
     if (CYCLES && verdict == PGMRES_CYCLE_DONE) {
       /* a full cycle, or the last one at max_it: the start after it tests
          (and, at max_it, stops) the residual, as the host's start would */
@@ -1199,7 +1186,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
       PGMRESNormalization(o, &rjj, &xi);
       scale = 1.0 / rjj;
     }
-    rho = rho_next;
+    if (ADAPTIVE) rho = PGMRESAdaptiveRho(nu, xi, j ? rnorm : cycle_rnorm0); /* step j + 1's, as the record's */
     __syncthreads(); /* h is rewritten in the next step */
   }
 }

@@ -278,7 +278,7 @@ PETSC_INTERN PetscErrorCode FusedDeviceOperatorRefresh(FusedDeviceOperator *op, 
 {
   PetscFunctionBegin;
   PetscCheck(op->from_device && csr->on_device, PETSC_COMM_SELF, PETSC_ERR_PLIB, "only an operator made from device arrays takes new values from device arrays");
-  PetscCallFusedCUDA(FusedDevMatRefreshFromDevice(op->mat, csr->ia, csr->ja, csr->va, csr->ova, (int)csr->check_symmetry));
+  PetscCallFusedCUDA(FusedDevMatRefreshFromDevice(op->mat, csr->ia, csr->ja, csr->va, csr->ova));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -75,7 +75,7 @@ typedef struct {
   const PetscInt    *oia, *oja, *garray;
   const PetscScalar *ova;
   PetscBool          on_device; /* ia..ova (not garray) are device arrays: a CUDA PETSc's */
-  PetscBool          check_symmetry; /* find whether the diagonal block equals its transpose (FusedDevMatSymmetric()): a pass over it at each build and refill */
+  PetscBool          check_symmetry; /* find whether the diagonal block equals its transpose (FusedDevMatSymmetric()): a pass over it at the build and each refill */
   PetscInt           nnz;       /* entries of both blocks (read from ia and oia on the host) */
 } FusedDeviceCSR;
 
