@@ -16,6 +16,13 @@
                   end for gmres): the backend chosen by the options against
                   the reference backend, x and the last norm; gmres's last
                   norm is the true residual of the x it returns
+     pinned       (CUDA backend) host vectors pinned in place: solves with the
+                  same b and x until both are pinned, then every way their
+                  arrays change (new values, an array placed, given back and
+                  freed and another placed, likely at the same address, a
+                  replaced array, a duplicate, x destroyed and made again);
+                  each solve's x against the known solution, and each
+                  solve from the exact solution as its guess at iteration 0
    -method cg|bcgs|gmres as in compare.c */
 #include "problems.h"
 #include <petsc/private/kspimpl.h> /* ksp->dm: whether the solve made one */
@@ -290,6 +297,115 @@ static PetscErrorCode TestResolve(Mat A, Vec b, Vec xstar, PetscBool *ok)
   PetscFunctionReturn(0);
 }
 
+/* x from a zero guess against scale * xstar; then, from x as the guess,
+   iteration 0 (which fails if the guess did not reach the device whole) */
+static PetscErrorCode PinnedSolve(KSP ksp, Vec b, Vec x, Vec xstar, PetscReal scale, const char *when, PetscBool *ok)
+{
+  Vec       expected;
+  PetscReal err, norm, bnorm;
+  PetscInt  its;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(xstar, &expected));
+  PetscCall(VecAXPBY(expected, scale, 0.0, xstar));
+  PetscCall(VecSet(x, 0.0));
+  PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(VecAXPY(x, -1.0, expected));
+  PetscCall(VecNorm(x, NORM_2, &err));
+  PetscCall(VecNorm(expected, NORM_2, &norm));
+  CHECK(err <= 1e-6 * norm, "%s: |x - %g x*| / |%g x*| = %.2e", when, (double)scale, (double)scale, (double)(err / norm));
+  PetscCall(VecCopy(expected, x));
+  PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE));
+  /* from a nonzero guess the relative test is against the guess's own
+     residual: an absolute one stops the exact guess at iteration 0 */
+  PetscCall(VecNorm(b, NORM_2, &bnorm));
+  PetscCall(KSPSetTolerances(ksp, 1e-10, 1e-9 * bnorm, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(KSPSetTolerances(ksp, 1e-10, 1e-50, PETSC_DEFAULT, PETSC_DEFAULT));
+  PetscCall(KSPGetIterationNumber(ksp, &its));
+  CHECK(its == 0, "%s: %" PetscInt_FMT " iterations from the exact solution as the guess", when, its);
+  PetscCall(VecAXPY(x, -1.0, expected));
+  PetscCall(VecNorm(x, NORM_2, &err));
+  CHECK(err <= 1e-12 * norm, "%s: the exact guess came back as |x - %g x*| / |%g x*| = %.2e", when, (double)scale, (double)scale, (double)(err / norm));
+  PetscCall(VecDestroy(&expected));
+  PetscFunctionReturn(0);
+}
+
+/* whether -ksp_view says b and x crossed straight from and to their arrays */
+static PetscErrorCode PinnedSaid(KSP ksp, const char *when, PetscBool *ok)
+{
+  static char buf[1 << 15];
+  PetscViewer viewer;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(buf, sizeof(buf)));
+  PetscCall(PetscViewerStringOpen(PETSC_COMM_SELF, buf, sizeof(buf), &viewer));
+  PetscCall(KSPView(ksp, viewer));
+  PetscCall(PetscViewerDestroy(&viewer));
+  CHECK(strstr(buf, "backend: CUDA") != NULL, "%s: not on the CUDA backend", when);
+  CHECK(strstr(buf, "b straight from and to their arrays") && strstr(buf, "x straight from and to their arrays"), "%s: b and x not both pinned in place", when);
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode TestPinned(Mat A, Vec xstar, PetscBool *ok)
+{
+  KSP          ksp;
+  Vec          b, x, dup;
+  PetscScalar *arr;
+  PetscInt     nlocal;
+  PetscReal    scale;
+
+  PetscFunctionBegin;
+  /* host vectors, whatever the matrix's own would be */
+  PetscCall(VecGetLocalSize(xstar, &nlocal));
+  PetscCall(VecCreate(PetscObjectComm((PetscObject)A), &b));
+  PetscCall(VecSetSizes(b, nlocal, PETSC_DETERMINE));
+  PetscCall(VecSetType(b, VECSTANDARD));
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(MatMult(A, xstar, b));
+  PetscCall(MakeKSP(A, fused, &ksp));
+  PetscCall(KSPSetTolerances(ksp, 1e-10, PETSC_DEFAULT, PETSC_DEFAULT, 20000));
+  for (PetscInt k = 0; k < 3; k++) PetscCall(PinnedSolve(ksp, b, x, xstar, 1.0, "the same vectors", ok));
+  PetscCall(PinnedSaid(ksp, "after three rounds with the same vectors", ok));
+  PetscCall(VecScale(b, 2.0)); /* new values in the pinned array */
+  PetscCall(PinnedSolve(ksp, b, x, xstar, 2.0, "b's pinned array scaled on the host", ok));
+  for (scale = 3.0; scale <= 4.0; scale += 1.0) {
+    /* an array placed and pinned, given back and freed; the next one
+       likely gets its address, where a registration left behind would read
+       the freed array's pages */
+    PetscCall(PetscMalloc1(nlocal, &arr));
+    PetscCall(VecPlaceArray(b, arr));
+    PetscCall(MatMult(A, xstar, b));
+    PetscCall(VecScale(b, scale));
+    for (PetscInt k = 0; k < 3; k++) PetscCall(PinnedSolve(ksp, b, x, xstar, scale, "a placed array", ok));
+    PetscCall(PinnedSaid(ksp, "a placed array", ok));
+    PetscCall(VecResetArray(b));
+    PetscCall(PetscFree(arr));
+  }
+  PetscCall(PinnedSolve(ksp, b, x, xstar, 2.0, "b's own array back", ok));
+  PetscCall(PetscMalloc1(nlocal, &arr));
+  PetscCall(VecReplaceArray(b, arr)); /* b's pinned array freed */
+  PetscCall(MatMult(A, xstar, b));
+  PetscCall(VecScale(b, 5.0));
+  for (PetscInt k = 0; k < 3; k++) PetscCall(PinnedSolve(ksp, b, x, xstar, 5.0, "a replaced array", ok));
+  PetscCall(PinnedSaid(ksp, "a replaced array", ok));
+  PetscCall(VecDuplicate(b, &dup)); /* a duplicate of a pinned vector is a vector of its own */
+  PetscCall(VecAXPBY(dup, 6.0 / 5.0, 0.0, b));
+  for (PetscInt k = 0; k < 3; k++) PetscCall(PinnedSolve(ksp, dup, x, xstar, 6.0, "a duplicate of b", ok));
+  PetscCall(VecDestroy(&dup));
+  PetscCall(PinnedSolve(ksp, b, x, xstar, 5.0, "b after its duplicate was destroyed", ok));
+  PetscCall(VecDestroy(&x)); /* the pinned x destroyed; a new one likely where it was */
+  PetscCall(VecDuplicate(b, &x));
+  for (PetscInt k = 0; k < 3; k++) PetscCall(PinnedSolve(ksp, b, x, xstar, 5.0, "x made again", ok));
+  PetscCall(PinnedSaid(ksp, "x made again", ok));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  pinned: %s\n", *ok ? "every solve right, b and x pinned where expected" : "failed"));
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode TestZeroRHS(Mat A, Vec b, PetscBool *ok)
 {
   KSP                ksp;
@@ -540,6 +656,7 @@ int main(int argc, char **argv)
   else if (!strcmp(test, "indefinite") && !strcmp(method, "cg")) PetscCall(TestIndefinite(&ok));
   else if (!strcmp(test, "errorhistory")) PetscCall(TestErrorHistory(A, b, &ok));
   else if (!strcmp(test, "maxit")) PetscCall(TestMaxIt(A, b, &ok));
+  else if (!strcmp(test, "pinned")) PetscCall(TestPinned(A, xstar, &ok));
   else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "unknown -test %s", test);
 
   PetscCall(MatDestroy(&A));

@@ -223,6 +223,36 @@ extern "C" int FusedCUDADownload(FusedCUDA ctx, double *host, const double *src,
   return FUSED_CUDA_OK;
 }
 
+extern "C" int FusedCUDAHostRegister(void *host, size_t bytes, int *ok, char *why, size_t whylen)
+{
+  const cudaError_t err = cudaHostRegister(host, bytes, cudaHostRegisterPortable);
+
+  *ok = err == cudaSuccess;
+  if (!*ok) {
+    (void)cudaGetLastError(); /* a refusal is no error: the caller stages instead */
+    snprintf(why, whylen, "%s", cudaGetErrorString(err));
+  }
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDAHostUnregister(void *host)
+{
+  FUSED_CUDA_CHECK(cudaHostUnregister(host));
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDAUploadPinned(FusedCUDA ctx, double *dst, const double *host, int n)
+{
+  if (n > 0) FUSED_CUDA_CHECK(cudaMemcpyAsync(dst, host, sizeof(double) * n, cudaMemcpyHostToDevice, ctx->stream));
+  return FUSED_CUDA_OK;
+}
+
+extern "C" int FusedCUDADownloadPinned(FusedCUDA ctx, double *host, const double *src, int n)
+{
+  if (n > 0) FUSED_CUDA_CHECK(cudaMemcpyAsync(host, src, sizeof(double) * n, cudaMemcpyDeviceToHost, ctx->stream));
+  return FUSED_CUDA_OK;
+}
+
 extern "C" int FusedCUDAZero(FusedCUDA ctx, double *dst, int n)
 {
   if (n > 0) FUSED_CUDA_CHECK(cudaMemsetAsync(dst, 0, sizeof(double) * n, ctx->stream));

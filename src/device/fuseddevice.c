@@ -100,7 +100,16 @@ PETSC_INTERN PetscErrorCode FusedDeviceUpload(FusedDeviceWork *work, Vec v, doub
   if (PetscMemTypeDevice(mtype)) {
     PetscCall(FusedDeviceWorkWaitForPETSc(work));
     PetscCallFusedCUDA(FusedCUDACopy(work->cuda, dev, a, (int)n));
-  } else PetscCallFusedCUDA(FusedCUDAUpload(work->cuda, dev, a, (int)n));
+  } else {
+    PetscInt lo, hi;
+
+    /* a pinned array's interior straight from it; the rest (all of it where
+       none is pinned) through the staging */
+    PetscCall(FusedDevicePinnedRange(work, v, a, n, &lo, &hi));
+    PetscCallFusedCUDA(FusedCUDAUpload(work->cuda, dev, a, (int)lo));
+    PetscCallFusedCUDA(FusedCUDAUploadPinned(work->cuda, dev + lo, a + lo, (int)(hi - lo)));
+    PetscCallFusedCUDA(FusedCUDAUpload(work->cuda, dev + hi, a + hi, (int)(n - hi)));
+  }
   PetscCall(VecRestoreArrayReadAndMemType(v, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -118,7 +127,18 @@ PETSC_INTERN PetscErrorCode FusedDeviceDownload(FusedDeviceWork *work, const dou
     PetscCall(FusedDeviceWorkWaitForPETSc(work)); /* PETSc's last work on v comes first */
     PetscCallFusedCUDA(FusedCUDACopy(work->cuda, a, dev, (int)n));
     PetscCall(FusedDeviceWorkHandToPETSc(work));
-  } else PetscCallFusedCUDA(FusedCUDADownload(work->cuda, a, dev, (int)n));
+  } else {
+    PetscInt lo, hi;
+
+    PetscCall(FusedDevicePinnedRange(work, v, a, n, &lo, &hi));
+    if (hi > lo) {
+      /* the pinned interior queued first: the downloads of the pieces
+         around it wait for the stream (even an empty one), so for it too */
+      PetscCallFusedCUDA(FusedCUDADownloadPinned(work->cuda, a + lo, dev + lo, (int)(hi - lo)));
+      PetscCallFusedCUDA(FusedCUDADownload(work->cuda, a, dev, (int)lo));
+      PetscCallFusedCUDA(FusedCUDADownload(work->cuda, a + hi, dev + hi, (int)(n - hi)));
+    } else PetscCallFusedCUDA(FusedCUDADownload(work->cuda, a, dev, (int)n));
+  }
   PetscCall(VecRestoreArrayWriteAndMemType(v, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -31,6 +31,7 @@ PETSC_INTERN PetscErrorCode FusedDevicePick(PetscObject obj, PetscInt *device);
 typedef struct {
   FusedCUDA cuda;
   PetscInt  device, n, nvecs, maxsums;
+  PetscBool stage_only; /* host vectors always through the pinned staging, never pinned in place */
 } FusedDeviceWork;
 
 /* Makes work fit (device, n, nvecs, at least maxsums); *created: it is new,
@@ -43,6 +44,14 @@ PETSC_INTERN PetscErrorCode FusedDeviceWorkDestroy(FusedDeviceWork *work);
    host wait; a host vector crosses PCIe. */
 PETSC_INTERN PetscErrorCode FusedDeviceUpload(FusedDeviceWork *work, Vec v, double *dev);
 PETSC_INTERN PetscErrorCode FusedDeviceDownload(FusedDeviceWork *work, const double *dev, Vec v);
+/* Where the host array a (n entries) of v is registered with the driver
+   for copies straight from and to it: entries [*lo, *hi), none (*lo = *hi)
+   where it is not (yet). Called at each of the array's trips; it pins a
+   VECSEQ or VECMPI array at its third (fusedpin.c says how the registration
+   is ended before the array is freed). */
+PETSC_INTERN PetscErrorCode FusedDevicePinnedRange(FusedDeviceWork *work, Vec v, const PetscScalar *a, PetscInt n, PetscInt *lo, PetscInt *hi);
+/* Whether v's array is pinned in place now */
+PETSC_INTERN PetscErrorCode FusedDeviceVecPinned(Vec v, PetscBool *pinned);
 /* The work's stream and the stream of PETSc's current device context (a
    CUDA PETSc; nothing to do in another): WaitForPETSc orders what the work
    queues next after what PETSc queued so far, HandToPETSc the reverse, both

@@ -13,6 +13,12 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Fus
   PetscCall(PetscOptionsEnum("-ksp_fused_backend", "Where the fused steps run", "KSPFusedSetBackend", KSPFusedBackends, (PetscEnum)fused->backend_requested, (PetscEnum *)&fused->backend_requested, NULL));
   PetscCall(PetscOptionsBool("-ksp_fused_convert", "CUDA backend: keep a device copy of an AIJ operator (rebuilt when it changes)", "", fused->convert, &fused->convert, NULL));
   PetscCall(PetscOptionsEList("-ksp_fused_mat_format", "CUDA backend: storage of the operator's device copy: auto, csr, dia, ell, hyb", "", FusedFormatNames, 5, FusedFormatNames[fused->format], &fused->format, NULL));
+  {
+    PetscBool pin = (PetscBool)!fused->work.stage_only;
+
+    PetscCall(PetscOptionsBool("-ksp_fused_pin_host_vectors", "CUDA backend: register the arrays of host vectors (VECSEQ, VECMPI) that cross PCIe at every solve with the driver, so that they cross without a host copy into pinned staging", "", pin, &pin, NULL));
+    fused->work.stage_only = (PetscBool)!pin;
+  }
   PetscCall(PetscOptionsBool("-ksp_fused_device_loop", "CUDA backend: run the iterations on the device (one cooperative kernel or a CUDA graph), testing convergence there, where the test and monitors allow", "", fused->device_loop, &fused->device_loop, NULL));
   {
     PetscBool set = PETSC_FALSE;
@@ -158,6 +164,9 @@ PETSC_INTERN PetscErrorCode KSPFusedPrepareSolve(KSP ksp, KSPFused *fused)
 {
   PetscFunctionBegin;
   fused->inplace_last = PETSC_FALSE; /* until the CUDA backend takes b and x in place */
+  fused->hostvec_last = PETSC_FALSE;
+  fused->b_pinned     = PETSC_FALSE;
+  fused->x_pinned     = PETSC_FALSE;
   /* PETSc 3.18 accepts these silently; a negative tolerance would make every test meaningless */
   PetscCheck(ksp->rtol >= 0.0 && ksp->rtol < 1.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: relative tolerance %g must be in [0, 1) (-ksp_rtol)", ((PetscObject)ksp)->type_name, (double)ksp->rtol);
   PetscCheck(ksp->abstol >= 0.0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "%s: absolute tolerance %g must be non-negative (-ksp_atol)", ((PetscObject)ksp)->type_name, (double)ksp->abstol);
@@ -254,6 +263,11 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
     }
     if (fused->loop_why) PetscCall(PetscViewerASCIIPrintf(viewer, "  iterations: %s (%" PetscInt_FMT " of the last solve ran on the device, started %" PetscInt_FMT " times by the host)\n", fused->loop_why, fused->loop_its, fused->loop_starts));
     if (fused->inplace_last) PetscCall(PetscViewerASCIIPrintf(viewer, "  b and x: the last solve read and wrote their device arrays in place (VECCUDA; no copy in or out)\n"));
+    else if (fused->hostvec_last) {
+      const char *pinned = "straight from and to their arrays, pinned in place", *staged = "through pinned staging";
+
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  b and x: host vectors, copied across PCIe in the last solve: b %s, x %s (-ksp_fused_pin_host_vectors %s)\n", fused->b_pinned ? pinned : staged, fused->x_pinned ? pinned : staged, fused->work.stage_only ? "0" : "1"));
+    }
   }
   /* the placement is decided per solve; before the first one there is none to show */
   PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner: %s\n", fused->pcplace_why ? fused->pcplace_why : "placement decided at the first solve"));

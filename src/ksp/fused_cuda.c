@@ -718,7 +718,9 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP ksp, KSPFused *fused,
     PetscCall(FusedDeviceUpload(&fused->work, ksp->vec_rhs, b_dev));
     if (ksp->guess_zero && zero_guess) PetscCallFusedCUDA(FusedCUDAZero(fused->work.cuda, x_dev, (int)fused->work.n));
     else PetscCall(FusedDeviceUpload(&fused->work, ksp->vec_sol, x_dev));
+    PetscCall(FusedDeviceVecPinned(ksp->vec_rhs, &fused->b_pinned));
   }
+  fused->hostvec_last = (PetscBool)!inplace;
   fused->x_device = x_dev;
   PetscFunctionReturn(0);
 }
@@ -738,7 +740,10 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASolutionToHost(KSP ksp, KSPFused *fused)
 {
   PetscFunctionBegin;
   if (fused->x_inplace) PetscCall(FusedDeviceWorkHandToPETSc(&fused->work));
-  else if (fused->x_device) PetscCall(FusedDeviceDownload(&fused->work, fused->x_device, ksp->vec_sol));
+  else if (fused->x_device) {
+    PetscCall(FusedDeviceDownload(&fused->work, fused->x_device, ksp->vec_sol));
+    PetscCall(FusedDeviceVecPinned(ksp->vec_sol, &fused->x_pinned));
+  }
   PetscFunctionReturn(0);
 }
 

@@ -85,6 +85,8 @@ typedef struct {
   PetscScalar        *x_inplace;
   PetscBool           x_inplace_write;   /* x's was checked out for writing only (a zero guess) */
   PetscBool           inplace_last;      /* the last solve took b and x in place */
+  PetscBool           hostvec_last;      /* the last solve copied b and x between host vectors and the device */
+  PetscBool           b_pinned, x_pinned; /* ... and their arrays were pinned in place (-ksp_fused_pin_host_vectors) */
   PetscInt            inplace_said;      /* what -info last said of it: 0 nothing yet, 1 copies, 2 in place */
   PetscBool           loop_solve;        /* this solve may iterate in the device loop (KSPFusedCUDALoopAllowed()) */
   PetscBool           single_kernel;     /* this solve's device loop is one cooperative kernel (else a CUDA graph) */
