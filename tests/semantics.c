@@ -332,19 +332,32 @@ static PetscErrorCode PinnedSolve(KSP ksp, Vec b, Vec x, Vec xstar, PetscReal sc
   PetscFunctionReturn(0);
 }
 
-/* whether -ksp_view says b and x crossed straight from and to their arrays */
+/* whether -ksp_view says b and x crossed straight from and to their arrays
+   (rank 0's view, which is the one printed) */
 static PetscErrorCode PinnedSaid(KSP ksp, const char *when, PetscBool *ok)
 {
-  static char buf[1 << 15];
+  char       *text = NULL;
+  size_t      len  = 0;
+  FILE       *stream;
   PetscViewer viewer;
+  PetscMPIInt said[2] = {0, 0}, rank;
 
   PetscFunctionBegin;
-  PetscCall(PetscMemzero(buf, sizeof(buf)));
-  PetscCall(PetscViewerStringOpen(PETSC_COMM_SELF, buf, sizeof(buf), &viewer));
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)ksp), &rank));
+  stream = open_memstream(&text, &len);
+  PetscCheck(stream, PETSC_COMM_SELF, PETSC_ERR_SYS, "open_memstream() failed");
+  PetscCall(PetscViewerASCIIOpenWithFILE(PetscObjectComm((PetscObject)ksp), stream, &viewer));
   PetscCall(KSPView(ksp, viewer));
   PetscCall(PetscViewerDestroy(&viewer));
-  CHECK(strstr(buf, "backend: CUDA") != NULL, "%s: not on the CUDA backend", when);
-  CHECK(strstr(buf, "b straight from and to their arrays") && strstr(buf, "x straight from and to their arrays"), "%s: b and x not both pinned in place", when);
+  PetscCheck(fclose(stream) == 0, PETSC_COMM_SELF, PETSC_ERR_SYS, "fclose() of the view's stream failed");
+  if (rank == 0) {
+    said[0] = strstr(text, "backend: CUDA") != NULL;
+    said[1] = strstr(text, "b straight from and to their arrays") && strstr(text, "x straight from and to their arrays");
+  }
+  free(text);
+  PetscCallMPI(MPI_Bcast(said, 2, MPI_INT, 0, PetscObjectComm((PetscObject)ksp)));
+  CHECK(said[0], "%s: not on the CUDA backend", when);
+  CHECK(said[1], "%s: b and x not both pinned in place", when);
   PetscFunctionReturn(0);
 }
 

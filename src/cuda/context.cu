@@ -241,15 +241,37 @@ extern "C" int FusedCUDAHostUnregister(void *host)
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedCUDAUploadPinned(FusedCUDA ctx, double *dst, const double *host, int n)
+/* An array whose entries [lo, hi) are registered (FusedCUDAHostRegister()):
+   those cross straight from and to it, the rest (under a page at each end)
+   through one half of the staging, so that a download waits once */
+extern "C" int FusedCUDAUploadSplit(FusedCUDA ctx, double *dst, const double *host, int n, int lo, int hi)
 {
-  if (n > 0) FUSED_CUDA_CHECK(cudaMemcpyAsync(dst, host, sizeof(double) * n, cudaMemcpyHostToDevice, ctx->stream));
+  if (int err = EnsureStage(ctx)) return err;
+  if (hi <= lo || lo + n - hi > ctx->stage_len) return FusedCUDAUpload(ctx, dst, host, n);
+  const int h    = (int)(ctx->stage_next++ & 1);
+  double   *half = ctx->stage_host + (size_t)h * ctx->stage_len;
+  FUSED_CUDA_CHECK(cudaEventSynchronize(ctx->stage_done[h]));
+  memcpy(half, host, sizeof(double) * lo);
+  memcpy(half + lo, host + hi, sizeof(double) * (n - hi));
+  if (lo > 0) FUSED_CUDA_CHECK(cudaMemcpyAsync(dst, half, sizeof(double) * lo, cudaMemcpyHostToDevice, ctx->stream));
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(dst + lo, host + lo, sizeof(double) * (hi - lo), cudaMemcpyHostToDevice, ctx->stream));
+  if (n > hi) FUSED_CUDA_CHECK(cudaMemcpyAsync(dst + hi, half + lo, sizeof(double) * (n - hi), cudaMemcpyHostToDevice, ctx->stream));
+  FUSED_CUDA_CHECK(cudaEventRecord(ctx->stage_done[h], ctx->stream));
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedCUDADownloadPinned(FusedCUDA ctx, double *host, const double *src, int n)
+extern "C" int FusedCUDADownloadSplit(FusedCUDA ctx, double *host, const double *src, int n, int lo, int hi)
 {
-  if (n > 0) FUSED_CUDA_CHECK(cudaMemcpyAsync(host, src, sizeof(double) * n, cudaMemcpyDeviceToHost, ctx->stream));
+  if (int err = EnsureStage(ctx)) return err;
+  if (hi <= lo || lo + n - hi > ctx->stage_len) return FusedCUDADownload(ctx, host, src, n);
+  /* the half's earlier copies to the device come first on the stream */
+  double *half = ctx->stage_host + (size_t)(ctx->stage_next++ & 1) * ctx->stage_len;
+  FUSED_CUDA_CHECK(cudaMemcpyAsync(host + lo, src + lo, sizeof(double) * (hi - lo), cudaMemcpyDeviceToHost, ctx->stream));
+  if (lo > 0) FUSED_CUDA_CHECK(cudaMemcpyAsync(half, src, sizeof(double) * lo, cudaMemcpyDeviceToHost, ctx->stream));
+  if (n > hi) FUSED_CUDA_CHECK(cudaMemcpyAsync(half + lo, src + hi, sizeof(double) * (n - hi), cudaMemcpyDeviceToHost, ctx->stream));
+  FUSED_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  memcpy(host, half, sizeof(double) * lo);
+  memcpy(host + hi, half + lo, sizeof(double) * (n - hi));
   return FUSED_CUDA_OK;
 }
 

@@ -80,12 +80,13 @@ int     FusedCUDAUpload(FusedCUDA ctx, double *dst, const double *host, int n);
 int     FusedCUDADownload(FusedCUDA ctx, double *host, const double *src, int n);
 /* A host range registered with the driver in place (cudaHostRegister), for
    copies straight from and to it: *ok 0 (and why) where the driver refuses
-   it, which is no error; the copies of a registered range, queued without a
-   wait (the host must wait for the stream before it reads a download) */
+   it, which is no error. The Split copies move an array of n entries whose
+   [lo, hi) are registered (all of it staged where hi <= lo), the upload
+   without a wait, the download waited for. */
 int     FusedCUDAHostRegister(void *host, size_t bytes, int *ok, char *why, size_t whylen);
 int     FusedCUDAHostUnregister(void *host);
-int     FusedCUDAUploadPinned(FusedCUDA ctx, double *dst, const double *host, int n);
-int     FusedCUDADownloadPinned(FusedCUDA ctx, double *host, const double *src, int n);
+int     FusedCUDAUploadSplit(FusedCUDA ctx, double *dst, const double *host, int n, int lo, int hi);
+int     FusedCUDADownloadSplit(FusedCUDA ctx, double *host, const double *src, int n, int lo, int hi);
 int     FusedCUDAZero(FusedCUDA ctx, double *dst, int n);
 /* Strided vectors on the solver's stream: dst[i] = 1 where i % stride ==
    k, else 0 (i < n); and dst[i * stride + k] = src[i] (i < n) */

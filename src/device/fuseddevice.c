@@ -106,9 +106,7 @@ PETSC_INTERN PetscErrorCode FusedDeviceUpload(FusedDeviceWork *work, Vec v, doub
     /* a pinned array's interior straight from it; the rest (all of it where
        none is pinned) through the staging */
     PetscCall(FusedDevicePinnedRange(work, v, a, n, &lo, &hi));
-    PetscCallFusedCUDA(FusedCUDAUpload(work->cuda, dev, a, (int)lo));
-    PetscCallFusedCUDA(FusedCUDAUploadPinned(work->cuda, dev + lo, a + lo, (int)(hi - lo)));
-    PetscCallFusedCUDA(FusedCUDAUpload(work->cuda, dev + hi, a + hi, (int)(n - hi)));
+    PetscCallFusedCUDA(FusedCUDAUploadSplit(work->cuda, dev, a, (int)n, (int)lo, (int)hi));
   }
   PetscCall(VecRestoreArrayReadAndMemType(v, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -131,13 +129,7 @@ PETSC_INTERN PetscErrorCode FusedDeviceDownload(FusedDeviceWork *work, const dou
     PetscInt lo, hi;
 
     PetscCall(FusedDevicePinnedRange(work, v, a, n, &lo, &hi));
-    if (hi > lo) {
-      /* the pinned interior queued first: the downloads of the pieces
-         around it wait for the stream (even an empty one), so for it too */
-      PetscCallFusedCUDA(FusedCUDADownloadPinned(work->cuda, a + lo, dev + lo, (int)(hi - lo)));
-      PetscCallFusedCUDA(FusedCUDADownload(work->cuda, a, dev, (int)lo));
-      PetscCallFusedCUDA(FusedCUDADownload(work->cuda, a + hi, dev + hi, (int)(n - hi)));
-    } else PetscCallFusedCUDA(FusedCUDADownload(work->cuda, a, dev, (int)n));
+    PetscCallFusedCUDA(FusedCUDADownloadSplit(work->cuda, a, dev, (int)n, (int)lo, (int)hi));
   }
   PetscCall(VecRestoreArrayWriteAndMemType(v, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
