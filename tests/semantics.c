@@ -412,6 +412,17 @@ static PetscErrorCode TestPinned(Mat A, Vec xstar, PetscBool *ok)
   PetscCall(VecDuplicate(b, &x));
   for (PetscInt k = 0; k < 3; k++) PetscCall(PinnedSolve(ksp, b, x, xstar, 5.0, "x made again", ok));
   PetscCall(PinnedSaid(ksp, "x made again", ok));
+  {
+    /* b and x from one group of VecDuplicateVecs(), which may share one
+       allocation that its first vector frees (PETSc's GEMV variant):
+       destroyed first, while the others are pinned */
+    Vec *group;
+
+    PetscCall(VecDuplicateVecs(xstar, 3, &group));
+    PetscCall(VecCopy(b, group[1]));
+    for (PetscInt k = 0; k < 3; k++) PetscCall(PinnedSolve(ksp, group[1], group[2], xstar, 5.0, "b and x of one group", ok));
+    PetscCall(VecDestroyVecs(3, &group));
+  }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  pinned: %s\n", *ok ? "every solve right, b and x pinned where expected" : "failed"));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&x));

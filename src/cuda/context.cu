@@ -235,9 +235,15 @@ extern "C" int FusedCUDAHostRegister(void *host, size_t bytes, int *ok, char *wh
   return FUSED_CUDA_OK;
 }
 
-extern "C" int FusedCUDAHostUnregister(void *host)
+extern "C" int FusedCUDAHostUnregister(void *host, int *ok, char *why, size_t whylen)
 {
-  FUSED_CUDA_CHECK(cudaHostUnregister(host));
+  const cudaError_t err = cudaHostUnregister(host);
+
+  *ok = err == cudaSuccess;
+  if (!*ok) {
+    (void)cudaGetLastError(); /* the caller says it: the range's memory may be gone already */
+    snprintf(why, whylen, "%s", cudaGetErrorString(err));
+  }
   return FUSED_CUDA_OK;
 }
 

@@ -79,12 +79,12 @@ double *FusedCUDAVec(FusedCUDA ctx, int i); /* device pointer of work vector i *
 int     FusedCUDAUpload(FusedCUDA ctx, double *dst, const double *host, int n);
 int     FusedCUDADownload(FusedCUDA ctx, double *host, const double *src, int n);
 /* A host range registered with the driver in place (cudaHostRegister), for
-   copies straight from and to it: *ok 0 (and why) where the driver refuses
-   it, which is no error. The Split copies move an array of n entries whose
+   copies straight from and to it, and the registration ended: *ok 0 (and
+   why) where the driver refuses either, which is no error here. The Split copies move an array of n entries whose
    [lo, hi) are registered (all of it staged where hi <= lo), the upload
    without a wait, the download waited for. */
 int     FusedCUDAHostRegister(void *host, size_t bytes, int *ok, char *why, size_t whylen);
-int     FusedCUDAHostUnregister(void *host);
+int     FusedCUDAHostUnregister(void *host, int *ok, char *why, size_t whylen);
 int     FusedCUDAUploadSplit(FusedCUDA ctx, double *dst, const double *host, int n, int lo, int hi);
 int     FusedCUDADownloadSplit(FusedCUDA ctx, double *host, const double *src, int n, int lo, int hi);
 int     FusedCUDAZero(FusedCUDA ctx, double *dst, int n);

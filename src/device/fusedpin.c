@@ -37,9 +37,10 @@ struct FusedPin_s {
 
 static FusedPin fused_pins = NULL; /* every vector wrapped: a short list (the systems' b and x) */
 
-/* the operations of the last vector of each type wrapped: for a vector that
-   carries the wrapped operations without a record of its own (copied by a
-   way of duplicating we do not know) */
+/* the operations of the first vector of each type wrapped, for a vector
+   that carries the wrapped operations without a record of its own: the
+   members of a group VecDuplicateVecs() makes in one allocation copy them
+   past the duplicate operation (PETSc's GEMV variant) */
 static struct _VecOps fused_pin_type_ops[2];
 static PetscBool      fused_pin_type_known[2];
 
@@ -93,11 +94,20 @@ static void FusedPinUnwrap(Vec v, const struct _VecOps *ops)
   if (v->ops->duplicate == VecDuplicate_FusedPin) v->ops->duplicate = ops->duplicate;
 }
 
-/* the registration ends; the array starts counting its trips again */
+/* the registration ends; the array starts counting its trips again. The
+   driver may refuse where the array's memory went first: a vector of a
+   group that VecDuplicateVecs() made in one allocation (PETSc's GEMV
+   variant) loses it when the group's first vector is destroyed. */
 static PetscErrorCode FusedPinRelease(FusedPin pin)
 {
   PetscFunctionBegin;
-  if (pin->pinned) PetscCallFusedCUDA(FusedCUDAHostUnregister(pin->pinned));
+  if (pin->pinned) {
+    char why[128];
+    int  ok;
+
+    PetscCallFusedCUDA(FusedCUDAHostUnregister(pin->pinned, &ok, why, sizeof(why)));
+    if (!ok) PetscCall(PetscInfo(pin->vec, "the driver did not end the registration of a host vector's array (%s)\n", why));
+  }
   pin->pinned  = NULL;
   pin->array   = NULL;
   pin->trips   = 0;
@@ -202,8 +212,10 @@ static PetscErrorCode FusedPinGet(Vec v, FusedPin *pin)
   (*pin)->next = fused_pins;
   fused_pins   = *pin;
   PetscCall(FusedPinTypeIndex(v, &index));
-  fused_pin_type_ops[index]   = *v->ops;
-  fused_pin_type_known[index] = PETSC_TRUE;
+  if (!fused_pin_type_known[index]) {
+    fused_pin_type_ops[index]   = *v->ops;
+    fused_pin_type_known[index] = PETSC_TRUE;
+  }
   v->ops->destroy             = VecDestroy_FusedPin;
   v->ops->placearray          = VecPlaceArray_FusedPin;
   v->ops->resetarray          = VecResetArray_FusedPin;
