@@ -80,9 +80,10 @@ int     FusedCUDAUpload(FusedCUDA ctx, double *dst, const double *host, int n);
 int     FusedCUDADownload(FusedCUDA ctx, double *host, const double *src, int n);
 /* A host range registered with the driver in place (cudaHostRegister), for
    copies straight from and to it, and the registration ended: *ok 0 (and
-   why) where the driver refuses either, which is no error here. The Split copies move an array of n entries whose
-   [lo, hi) are registered (all of it staged where hi <= lo), the upload
-   without a wait, the download waited for. */
+   why) where the driver refuses either, which is no error here. The Split
+   copies move an array of n entries whose [lo, hi) are registered (all of
+   it staged where hi <= lo), the upload without a wait, the download
+   waited for. */
 int     FusedCUDAHostRegister(void *host, size_t bytes, int *ok, char *why, size_t whylen);
 int     FusedCUDAHostUnregister(void *host, int *ok, char *why, size_t whylen);
 int     FusedCUDAUploadSplit(FusedCUDA ctx, double *dst, const double *host, int n, int lo, int hi);
