@@ -18,7 +18,8 @@
                           own device arrays (VECCUDA), or copied them
    -expect_event NAME -expect_event_max N  the fused KSPSolve logged the
                           event NAME (say PGMRESFusedUpd, the host's
-                          update of x and cycle starts) at most N times
+                          update of x and cycle starts) at most N times;
+                          with -expect_event_min M also at least M times
    -expect_operator_symmetric true|false  the fused solve's device copy
                           of the operator was found equal to its transpose
                           (KSPFusedGetOperatorSymmetric())
@@ -216,7 +217,7 @@ int main(int argc, char **argv)
 {
   char        method[16] = "cg", file[PETSC_MAX_PATH_LEN] = "", fused[32], base[32], event_name[64] = "";
   ProblemType problem    = PROBLEM_LAP2D;
-  PetscInt    n = 32, slack = 2, starts_max = -1, copies_max = -1, events_max = -1;
+  PetscInt    n = 32, slack = 2, starts_max = -1, copies_max = -1, events_max = -1, events_min = 0;
   PetscReal   rtol = 1e-8; /* as SolveWith() sets it, unless -ksp_rtol */
   char        against[16] = "petsc";
   PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set, expect_inplace = PETSC_FALSE, expect_inplace_set, expect_event = PETSC_FALSE, expect_symmetric = PETSC_FALSE, expect_symmetric_set;
@@ -254,6 +255,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-expect_backend", expect_backend, sizeof(expect_backend), &expect_backend_set));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-expect_event", event_name, sizeof(event_name), &expect_event));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_event_max", &events_max, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_event_min", &events_min, NULL));
   PetscCheck(!expect_event == (events_max < 0), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-expect_event NAME and -expect_event_max N go together");
   if (expect_event) {
     PetscCall(PetscLogDefaultBegin());
@@ -311,9 +313,13 @@ int main(int argc, char **argv)
     }
   }
   if (expect_event) {
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: %s logged %d times in the solve (at most %" PetscInt_FMT ")\n", fused, event_name, rf.events, events_max));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: %s logged %d times in the solve (%" PetscInt_FMT " to %" PetscInt_FMT ")\n", fused, event_name, rf.events, events_min, events_max));
     if (rf.events > events_max) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: %s logged more often than expected\n", event_name));
+      ok = PETSC_FALSE;
+    }
+    if (rf.events < events_min) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: %s logged less often than expected\n", event_name));
       ok = PETSC_FALSE;
     }
   }

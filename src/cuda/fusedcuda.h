@@ -431,6 +431,24 @@ int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, cons
    after the orthogonalization's sums. */
 int FusedPGMRESRhsSlot(FusedCUDA ctx);
 
+/* ---- a multigrid V-cycle on the device (src/cuda/mgcycle.cu) ------------ */
+/* Levels 0 (the coarsest) to nlevels - 1, n[l] rows each. Level l >= 1
+   smooths with x = x0 + sum_j coef[j] (BA)^j B (b - A x0), B the Jacobi
+   inverse diagonal dinv (host, n[l]), m <= FUSED_MG_MAX_DEGREE terms, the
+   same before and after the coarse correction; P (n[l] x n[l-1]) interpolates
+   from level l-1 and R (n[l-1] x n[l]) restricts to it. A, P and R stay the
+   caller's and must outlive mg. Level 0 is solved by a dense matrix (host,
+   n[0] x n[0] row by row). Apply: out = one V-cycle on in from a zero guess,
+   device vectors of n[nlevels-1], queued on ctx's stream. */
+#define FUSED_MG_MAX_DEGREE 6
+typedef struct FusedDevMG_s *FusedDevMG;
+int    FusedDevMGCreate(int device, int nlevels, const int *n, FusedDevMG *mg);
+int    FusedDevMGSetLevel(FusedDevMG mg, int l, FusedDevMat A, const double *dinv, int m, const double *coef, FusedDevMat P, FusedDevMat R);
+int    FusedDevMGSetCoarse(FusedDevMG mg, const double *dense);
+int    FusedDevMGApply(FusedDevMG mg, FusedCUDA ctx, const double *in, double *out);
+size_t FusedDevMGBytes(FusedDevMG mg); /* device memory of its own (vectors and the dense solve) */
+int    FusedDevMGDestroy(FusedDevMG *mg);
+
 #ifdef __cplusplus
 }
 #endif

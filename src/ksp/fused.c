@@ -19,6 +19,7 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Fus
     PetscCall(PetscOptionsBool("-ksp_fused_pin_host_vectors", "CUDA backend: register the arrays of host vectors (VECSEQ, VECMPI) that cross PCIe at every solve with the driver, so that they cross without a host copy into pinned staging", "", pin, &pin, NULL));
     fused->work.stage_only = (PetscBool)!pin;
   }
+  PetscCall(PetscOptionsBool("-ksp_fused_mg", "CUDA backend, one rank: apply PETSc's multigrid PC (PCMG, PCGAMG) by petsc-fused's own V-cycle on the device, checked against PCApply() when built; else PCApply()", "", fused->mg.enabled, &fused->mg.enabled, NULL));
   PetscCall(PetscOptionsBool("-ksp_fused_device_loop", "CUDA backend: run the iterations on the device (one cooperative kernel or a CUDA graph), testing convergence there, where the test and monitors allow", "", fused->device_loop, &fused->device_loop, NULL));
   {
     PetscBool set = PETSC_FALSE;
@@ -267,7 +268,7 @@ PETSC_INTERN PetscErrorCode KSPFusedView(KSPFused *fused, PetscViewer viewer)
       const char *pinned = "straight from and to their arrays, pinned in place", *staged = "through pinned staging";
 
       PetscCall(PetscViewerASCIIPrintf(viewer, "  b and x: host vectors, copied across PCIe in the last solve: b %s, x %s (-ksp_fused_pin_host_vectors %s)\n", fused->b_pinned ? pinned : staged, fused->x_pinned ? pinned : staged, fused->work.stage_only ? "0" : "1"));
-    }
+    } else if (fused->loop_why) PetscCall(PetscViewerASCIIPrintf(viewer, "  b and x: device vectors, copied device to device to and from the solver's own in the last solve (in place only in the single-kernel device loop)\n"));
   }
   /* the placement is decided per solve; before the first one there is none to show */
   PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner: %s\n", fused->pcplace_why ? fused->pcplace_why : "placement decided at the first solve"));
@@ -506,6 +507,7 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   fused->backend           = KSP_FUSED_BACKEND_REFERENCE;
   fused->convert           = PETSC_TRUE;
   fused->device_loop       = PETSC_TRUE;
+  fused->mg.enabled        = PETSC_TRUE;
   fused->single_kernel_rows = 1 << 20;
   fused->single_kernel_rows_long = -1;
   fused->device        = -1; /* picked at the first CUDA setup or solve */

@@ -410,6 +410,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
   }
   fused->aux_vecs = nvecs;
   /* vectors 1 and 2 (x and b) are free until the system goes up */
+  PetscCall(KSPFusedMGPrepare(ksp, fused, FusedCUDAVec(fused->work.cuda, 2), FusedCUDAVec(fused->work.cuda, 1)));
   if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) PetscCall(FusedBlockDiagonalToDevice(ksp, fused, nvecs, FusedCUDAVec(fused->work.cuda, 1), FusedCUDAVec(fused->work.cuda, 2)));
   PetscCall(FusedNullSpaceToDevice(ksp, fused, nvecs));
   /* the device loop's buffers, which its first launch would make otherwise
@@ -428,6 +429,11 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAApplyPC(KSP ksp, KSPFused *fused, const 
   PetscLogDouble copies;
 
   PetscFunctionBegin;
+  if (fused->mg.active) {
+    PetscCall(KSPFusedMGApply(ksp, fused, in, out));
+    fused->pc_applies++;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   /* two PETSc vectors without arrays of their own: the input and the output */
   for (; fused->nwrap < 2; fused->nwrap++) {
     PetscCall(FusedDeviceVecCreate(ksp->vec_sol, &fused->wrap[fused->nwrap]));
@@ -450,6 +456,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *fused)
 {
   PetscFunctionBegin;
   PetscCall(FusedDestroyWraps(fused));
+  PetscCall(KSPFusedMGReset(fused)); /* it may use op's device copy */
   PetscCall(FusedDeviceOperatorRelease(&fused->op)); /* its halo first: collective */
   PetscCall(FusedDeviceWorkDestroy(&fused->work));
   fused->op_id    = 0;
@@ -483,7 +490,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
     PetscFunctionReturn(0);
   }
   if (fused->pcplace == KSP_FUSED_PC_DEVICE) {
-    fused->loop_why = "one host check per iteration: the host calls PCApply() at its place in each iteration";
+    fused->loop_why = fused->mg.active ? "one host check per iteration: the host queues the V-cycle at its place in each iteration" : "one host check per iteration: the host calls PCApply() at its place in each iteration";
     PetscFunctionReturn(0);
   }
   if (size > 1) {
@@ -720,7 +727,13 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP ksp, KSPFused *fused,
     else PetscCall(FusedDeviceUpload(&fused->work, ksp->vec_sol, x_dev));
     PetscCall(FusedDeviceVecPinned(ksp->vec_rhs, &fused->b_pinned));
   }
-  fused->hostvec_last = (PetscBool)!inplace;
+  if (!inplace) {
+    PetscBool host;
+
+    /* a CUDA PETSc's VECCUDA crosses device to device, not PCIe */
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp->vec_rhs, &host, VECSEQ, VECMPI, ""));
+    fused->hostvec_last = host;
+  }
   fused->x_device = x_dev;
   PetscFunctionReturn(0);
 }

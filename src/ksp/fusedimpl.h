@@ -29,6 +29,24 @@ typedef enum {
 /* the PETSc vectors a PC is applied to and from on the device */
 #define FUSED_MAX_WRAPS 2
 
+/* PETSc's multigrid (PCMG, PCGAMG) in petsc-fused's own V-cycle on the
+   device (fusedmg.c): levels 0 (coarsest) up, ops[3 l + 0..2] level l's
+   operator, interpolation and restriction on the device */
+#define FUSED_MG_MAX_LEVELS 30
+#define FUSED_MG_COARSE_MAX 2048 /* rows of the coarsest level, solved as a dense matrix */
+#define FUSED_MG_PROBE_TOL  1e-10 /* a smoother is its polynomial to this much of its result */
+#define FUSED_MG_VERIFY_TOL 1e-8  /* our V-cycle is PETSc's to this much on a probe vector */
+typedef struct {
+  PetscBool            enabled; /* -ksp_fused_mg */
+  PetscBool            active;  /* this solve applies it */
+  PetscInt64           key;     /* the hierarchy it was built from or refused for (0: none) */
+  FusedDevMG           dev;
+  PetscInt             nlevels;
+  FusedDeviceOperator *ops;
+  char                 why[384];  /* why the last hierarchy stays with PCApply() ("": it does not) */
+  char                 text[768]; /* -ksp_view's line */
+} KSPFusedMG;
+
 typedef struct {
   /* what the user asked for (options and setters) */
   KSPFusedBackend    backend_requested;
@@ -106,6 +124,7 @@ typedef struct {
   MatNullSpace        nullsp;            /* this solve's where they do, else NULL */
   FusedNullSpace      ns;                /* its basis on the device (ns.m = 0: none) */
   PetscObjectId       ns_uploaded;       /* the null space whose vectors are on the device (0: none) */
+  KSPFusedMG          mg;                /* a multigrid PC in our own V-cycle */
 } KSPFused;
 
 /* A sum of the reference backend's reductions: plain, or with
@@ -157,7 +176,7 @@ static inline PetscScalar KSPFusedBlockRow(const PetscScalar *dblock, PetscInt b
   return s;
 }
 
-PETSC_INTERN PetscLogEvent KSP_Fused_Allreduce, KSP_Fused_DeviceLoop, KSP_Fused_Convert;
+PETSC_INTERN PetscLogEvent KSP_Fused_Allreduce, KSP_Fused_DeviceLoop, KSP_Fused_Convert, KSP_Fused_MGCycle;
 PETSC_INTERN PetscLogEvent KSP_PCGFused_Update, KSP_PCGFused_Product;
 PETSC_INTERN PetscLogEvent KSP_PBCGSFused_ProductP, KSP_PBCGSFused_UpdateS, KSP_PBCGSFused_ProductS, KSP_PBCGSFused_UpdateXRP;
 PETSC_INTERN PetscLogEvent KSP_PGMRESFused_Product, KSP_PGMRESFused_MDot, KSP_PGMRESFused_Orthog, KSP_PGMRESFused_Normalize, KSP_PGMRESFused_Update;
@@ -198,6 +217,11 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDANullSpaceRemove(KSP, KSPFused *, double 
 PETSC_INTERN PetscErrorCode KSPFusedBlockDiagonal(KSP, KSPFused *);
 /* out = B in on the device (KSP_FUSED_PC_DEVICE): PCApply() on CUDA vectors over in and out */
 PETSC_INTERN PetscErrorCode KSPFusedCUDAApplyPC(KSP, KSPFused *, const double *in, double *out);
+/* PETSc's multigrid in our own V-cycle (fusedmg.c): built before a solve
+   where the PC is one and the hierarchy changed, applied in place of PCApply() */
+PETSC_INTERN PetscErrorCode KSPFusedMGPrepare(KSP, KSPFused *, double *scratch_in, double *scratch_out);
+PETSC_INTERN PetscErrorCode KSPFusedMGApply(KSP, KSPFused *, const double *in, double *out);
+PETSC_INTERN PetscErrorCode KSPFusedMGReset(KSPFused *);
 /* the hybcuda matrix type (src/mat/hybcuda.c) */
 PETSC_INTERN PetscErrorCode MatHYBCUDAGetBlocks(Mat, Mat *Ad, Mat *Ao, const PetscInt **garray);
 PETSC_INTERN PetscErrorCode MatHYBCUDAGetDevMat(Mat, FusedDevMat *, PetscInt *device);
