@@ -50,6 +50,21 @@ PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP ksp, KSPFused *fused)
     fused->pcplace     = KSP_FUSED_PC_DEVICE;
     fused->pcplace_why = fused->pcplace_text;
   }
+  if (fused->pcplace == KSP_FUSED_PC_HOST && count > 0 && isaij && fused->convert && fused->device_pc && !FusedDevicePETScHasCUDA()) {
+    /* a PETSc without CUDA applies its PCs on the host; its multigrid
+       hierarchy can still go to the device, in our V-cycle */
+    PetscBool fits;
+
+    PetscCall(KSPFusedMGFits(ksp, fused, &fits));
+    if (fits) {
+      PCType type;
+
+      PetscCall(PCGetType(ksp->pc, &type));
+      PetscCall(PetscSNPrintf(fused->pcplace_text, sizeof(fused->pcplace_text), "PETSc's %s through PCApply() on the host between the fused steps on the device, its input and output crossing PCIe at each application", type));
+      fused->pcplace     = KSP_FUSED_PC_DEVICE;
+      fused->pcplace_why = fused->pcplace_text;
+    }
+  }
   if (count <= 0) PetscCall(PetscSNPrintf(fused->backend_why, sizeof(fused->backend_why), "no CUDA device (%s)", reason));
   else if (!isaij) PetscCall(PetscSNPrintf(fused->backend_why, sizeof(fused->backend_why), "the operator (%s) is not AIJ, so it has no device copy", ((PetscObject)Amat)->type_name));
   else if (!fused->convert) PetscCall(PetscSNPrintf(fused->backend_why, sizeof(fused->backend_why), "-ksp_fused_convert is off and the operator is %s", ((PetscObject)Amat)->type_name));
@@ -431,6 +446,17 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAApplyPC(KSP ksp, KSPFused *fused, const 
   PetscFunctionBegin;
   if (fused->mg.active) {
     PetscCall(KSPFusedMGApply(ksp, fused, in, out));
+    fused->pc_applies++;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (!FusedDevicePETScHasCUDA()) {
+    /* a PETSc without CUDA whose multigrid did not go into our V-cycle:
+       PCApply() on host vectors, in and out across PCIe */
+    for (; fused->nwrap < 2; fused->nwrap++) PetscCall(VecDuplicate(ksp->vec_sol, &fused->wrap[fused->nwrap]));
+    PetscCall(FusedDeviceDownload(&fused->work, in, fused->wrap[0]));
+    PetscCall(KSP_PCApply(ksp, fused->wrap[0], fused->wrap[1]));
+    PetscCall(FusedDeviceUpload(&fused->work, fused->wrap[1], out));
+    fused->pc_copies += 2;
     fused->pc_applies++;
     PetscFunctionReturn(PETSC_SUCCESS);
   }

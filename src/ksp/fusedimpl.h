@@ -222,6 +222,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAApplyPC(KSP, KSPFused *, const double *i
 PETSC_INTERN PetscErrorCode KSPFusedMGPrepare(KSP, KSPFused *, double *scratch_in, double *scratch_out);
 PETSC_INTERN PetscErrorCode KSPFusedMGApply(KSP, KSPFused *, const double *in, double *out);
 PETSC_INTERN PetscErrorCode KSPFusedMGReset(KSPFused *);
+PETSC_INTERN PetscErrorCode KSPFusedMGFits(KSP, KSPFused *, PetscBool *);
 /* the hybcuda matrix type (src/mat/hybcuda.c) */
 PETSC_INTERN PetscErrorCode MatHYBCUDAGetBlocks(Mat, Mat *Ad, Mat *Ao, const PetscInt **garray);
 PETSC_INTERN PetscErrorCode MatHYBCUDAGetDevMat(Mat, FusedDevMat *, PetscInt *device);

@@ -179,15 +179,15 @@ static PetscBool FusedMGSolveSmall(PetscInt m, PetscReal G[], PetscReal g[], Pet
    its Jacobi (or no) PC's B = dinv, and coef from one application to a
    probe vector z from x = 0, least squares over the Krylov vectors
    (BA)^j B z; *why set where the smoother is not such a polynomial */
-static PetscErrorCode FusedMGProbeSmoother(KSP smooth, PetscInt l, Mat A, Vec dinv, PetscInt *m, PetscReal coef[], char *why, size_t whylen)
+/* Whether level l's smoother can be a polynomial in its preconditioned
+   operator: Chebyshev or Richardson, with Jacobi or no PC, a fixed number of
+   steps; else *why */
+static PetscErrorCode FusedMGCheckSmoother(KSP smooth, PetscInt l, char *why, size_t whylen)
 {
   PetscBool   poly, diag;
   KSPNormType normtype;
   PetscInt    maxit;
   PC          spc;
-  Vec         z, y, t, *v;
-  PetscReal   G[FUSED_MG_MAX_DEGREE * FUSED_MG_MAX_DEGREE], g[FUSED_MG_MAX_DEGREE], ynorm, rnorm;
-  PetscScalar dots[FUSED_MG_MAX_DEGREE];
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompareAny((PetscObject)smooth, &poly, KSPCHEBYSHEV, KSPRICHARDSON, ""));
@@ -195,18 +195,25 @@ static PetscErrorCode FusedMGProbeSmoother(KSP smooth, PetscInt l, Mat A, Vec di
   PetscCall(PetscObjectTypeCompareAny((PetscObject)spc, &diag, PCJACOBI, PCNONE, ""));
   PetscCall(KSPGetNormType(smooth, &normtype));
   PetscCall(KSPGetTolerances(smooth, NULL, NULL, NULL, &maxit));
-  if (!poly || !diag) {
-    PetscCall(PetscSNPrintf(why, whylen, "the smoother on level %" PetscInt_FMT " is %s with %s; the device V-cycle smooths with chebyshev or richardson and jacobi or none", l, ((PetscObject)smooth)->type_name, ((PetscObject)spc)->type_name));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (normtype != KSP_NORM_NONE) {
-    PetscCall(PetscSNPrintf(why, whylen, "the smoother on level %" PetscInt_FMT " tests convergence (norm type %s), so its steps vary", l, KSPNormTypes[normtype]));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (maxit > FUSED_MG_MAX_DEGREE) {
-    PetscCall(PetscSNPrintf(why, whylen, "the smoother on level %" PetscInt_FMT " takes %" PetscInt_FMT " steps; the device V-cycle takes at most %d", l, maxit, FUSED_MG_MAX_DEGREE));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
+  if (!poly || !diag) PetscCall(PetscSNPrintf(why, whylen, "the smoother on level %" PetscInt_FMT " is %s with %s; the device V-cycle smooths with chebyshev or richardson and jacobi or none", l, ((PetscObject)smooth)->type_name, ((PetscObject)spc)->type_name));
+  else if (normtype != KSP_NORM_NONE) PetscCall(PetscSNPrintf(why, whylen, "the smoother on level %" PetscInt_FMT " tests convergence (norm type %s), so its steps vary", l, KSPNormTypes[normtype]));
+  else if (maxit > FUSED_MG_MAX_DEGREE) PetscCall(PetscSNPrintf(why, whylen, "the smoother on level %" PetscInt_FMT " takes %" PetscInt_FMT " steps; the device V-cycle takes at most %d", l, maxit, FUSED_MG_MAX_DEGREE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode FusedMGProbeSmoother(KSP smooth, PetscInt l, Mat A, Vec dinv, PetscInt *m, PetscReal coef[], char *why, size_t whylen)
+{
+  PetscInt    maxit;
+  PC          spc;
+  Vec         z, y, t, *v;
+  PetscReal   G[FUSED_MG_MAX_DEGREE * FUSED_MG_MAX_DEGREE], g[FUSED_MG_MAX_DEGREE], ynorm, rnorm;
+  PetscScalar dots[FUSED_MG_MAX_DEGREE];
+
+  PetscFunctionBegin;
+  PetscCall(FusedMGCheckSmoother(smooth, l, why, whylen));
+  if (why[0]) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPGetPC(smooth, &spc));
+  PetscCall(KSPGetTolerances(smooth, NULL, NULL, NULL, &maxit));
   *m = maxit;
   PetscCall(MatCreateVecs(A, &z, &y));
   PetscCall(VecSet(z, 1.0));
@@ -414,32 +421,92 @@ static PetscErrorCode FusedMGVerify(KSP ksp, KSPFused *fused, double *scratch_in
    PC is a PETSc multigrid hierarchy, our V-cycle of it, built (and checked)
    where the hierarchy changed. scratch_in and scratch_out: two device
    vectors of the solver's work that are free until the system goes up. */
+/* What of the PC as a whole keeps it from our V-cycle (*why) */
+static PetscErrorCode FusedMGCheckPC(KSP ksp, KSPFused *fused, PetscInt nlevels, char *why, size_t whylen)
+{
+  PC           pc = ksp->pc;
+  PCMGType     type;
+  PetscMPIInt  size;
+  Mat          Amat;
+  MatNullSpace nullsp;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
+  PetscCall(PCMGGetType(pc, &type));
+  PetscCall(PCGetOperators(pc, &Amat, NULL));
+  PetscCall(MatGetNullSpace(Amat, &nullsp));
+  if (!fused->mg.enabled) PetscCall(PetscSNPrintf(why, whylen, "-ksp_fused_mg is off"));
+  else if (size > 1) PetscCall(PetscSNPrintf(why, whylen, "it runs on one rank only"));
+  else if (nlevels > FUSED_MG_MAX_LEVELS) PetscCall(PetscSNPrintf(why, whylen, "%" PetscInt_FMT " levels, more than %d", nlevels, FUSED_MG_MAX_LEVELS));
+  else if (type != PC_MG_MULTIPLICATIVE) PetscCall(PetscSNPrintf(why, whylen, "the multigrid is %s, not multiplicative", PCMGTypes[type]));
+  else if (nullsp && ksp->pc_side == PC_LEFT) PetscCall(PetscSNPrintf(why, whylen, "PETSc removes the operator's null space after each application"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether ksp's PC is a set-up PETSc multigrid whose parts our V-cycle
+   takes, judged from their types and sizes alone (the build checks the
+   rest: the smoothers' polynomials and the whole cycle against
+   PCApply()). For a PETSc without CUDA, whose PCs cannot run on the
+   device: only such a PC sends the solve there. */
+PETSC_INTERN PetscErrorCode KSPFusedMGFits(KSP ksp, KSPFused *fused, PetscBool *fits)
+{
+  PC        pc = ksp->pc;
+  PetscInt  nlevels = 0;
+  char      why[384] = "";
+  KSP       coarse;
+  PetscBool preonly;
+
+  PetscFunctionBegin;
+  *fits = PETSC_FALSE;
+  if (!pc->setupcalled) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PCMGGetLevels(pc, &nlevels));
+  if (nlevels < 1) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(FusedMGCheckPC(ksp, fused, nlevels, why, sizeof(why)));
+  for (PetscInt l = 0; l < nlevels && !why[0]; l++) {
+    KSP       smooth;
+    Mat       A;
+    PetscBool isaij;
+
+    PetscCall(PCMGGetSmoother(pc, l, &smooth));
+    PetscCall(KSPGetOperators(smooth, &A, NULL));
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &isaij, MATSEQAIJ, "seqaijcusparse", ""));
+    if (!isaij) PetscCall(PetscSNPrintf(why, sizeof(why), "level %" PetscInt_FMT "'s operator is %s, not a sequential AIJ matrix", l, ((PetscObject)A)->type_name));
+    else if (l > 0) PetscCall(FusedMGCheckSmoother(smooth, l, why, sizeof(why)));
+    else {
+      PetscInt n;
+
+      PetscCall(MatGetSize(A, &n, NULL));
+      if (n > FUSED_MG_COARSE_MAX) PetscCall(PetscSNPrintf(why, sizeof(why), "the coarsest level has %" PetscInt_FMT " rows, more than %d", n, FUSED_MG_COARSE_MAX));
+    }
+  }
+  if (!why[0]) {
+    PetscCall(PCMGGetCoarseSolve(pc, &coarse));
+    PetscCall(PetscObjectTypeCompare((PetscObject)coarse, KSPPREONLY, &preonly));
+    if (!preonly) PetscCall(PetscSNPrintf(why, sizeof(why), "the coarse solve is an iterative %s", ((PetscObject)coarse)->type_name));
+  }
+  if (why[0]) PetscCall(PetscInfo(ksp, "PETSc's multigrid does not go to the device: %s\n", why));
+  *fits = (PetscBool)!why[0];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Before a solve whose PC runs on the device through PCApply(): where that
+   PC is a PETSc multigrid hierarchy, our V-cycle of it, built (and checked)
+   where the hierarchy changed. scratch_in and scratch_out: two device
+   vectors of the solver's work that are free until the system goes up. */
 PETSC_INTERN PetscErrorCode KSPFusedMGPrepare(KSP ksp, KSPFused *fused, double *scratch_in, double *scratch_out)
 {
   KSPFusedMG *mg = &fused->mg;
   PC          pc = ksp->pc;
   PetscInt    nlevels = 0;
   PetscInt64  key;
-  PCMGType    type;
-  PetscMPIInt  size;
-  Mat          Amat;
-  MatNullSpace nullsp;
-  char         why[384] = "";
+  char        why[384] = "";
 
   PetscFunctionBegin;
   mg->active = PETSC_FALSE;
   if (fused->pcplace != KSP_FUSED_PC_DEVICE || !pc->setupcalled || !ksp->vec_rhs) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PCMGGetLevels(pc, &nlevels));
   if (nlevels < 1) PetscFunctionReturn(PETSC_SUCCESS); /* not a multigrid PC */
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
-  PetscCall(PCMGGetType(pc, &type));
-  PetscCall(PCGetOperators(pc, &Amat, NULL));
-  PetscCall(MatGetNullSpace(Amat, &nullsp));
-  if (!mg->enabled) PetscCall(PetscSNPrintf(why, sizeof(why), "-ksp_fused_mg is off"));
-  else if (size > 1) PetscCall(PetscSNPrintf(why, sizeof(why), "it runs on one rank only"));
-  else if (nlevels > FUSED_MG_MAX_LEVELS) PetscCall(PetscSNPrintf(why, sizeof(why), "%" PetscInt_FMT " levels, more than %d", nlevels, FUSED_MG_MAX_LEVELS));
-  else if (type != PC_MG_MULTIPLICATIVE) PetscCall(PetscSNPrintf(why, sizeof(why), "the multigrid is %s, not multiplicative", PCMGTypes[type]));
-  else if (nullsp && ksp->pc_side == PC_LEFT) PetscCall(PetscSNPrintf(why, sizeof(why), "PETSc removes the operator's null space after each application"));
+  PetscCall(FusedMGCheckPC(ksp, fused, nlevels, why, sizeof(why)));
   if (!why[0]) {
     PetscCall(FusedMGKey(ksp, fused, nlevels, &key));
     if (key != mg->key) {
