@@ -471,7 +471,19 @@ PETSC_INTERN PetscErrorCode KSPFusedMGFits(KSP ksp, KSPFused *fused, PetscBool *
     PetscCall(KSPGetOperators(smooth, &A, NULL));
     PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &isaij, MATSEQAIJ, "seqaijcusparse", ""));
     if (!isaij) PetscCall(PetscSNPrintf(why, sizeof(why), "level %" PetscInt_FMT "'s operator is %s, not a sequential AIJ matrix", l, ((PetscObject)A)->type_name));
-    else if (l > 0) PetscCall(FusedMGCheckSmoother(smooth, l, why, sizeof(why)));
+    else if (l > 0) {
+      Mat P, R;
+
+      PetscCall(FusedMGCheckSmoother(smooth, l, why, sizeof(why)));
+      PetscCall(PCMGGetInterpolation(pc, l, &P));
+      PetscCall(PCMGGetRestriction(pc, l, &R));
+      for (PetscInt k = 0; k < 2 && !why[0]; k++) {
+        Mat M = k ? R : P;
+
+        PetscCall(PetscObjectTypeCompareAny((PetscObject)M, &isaij, MATSEQAIJ, "seqaijcusparse", ""));
+        if (!isaij) PetscCall(PetscSNPrintf(why, sizeof(why), "level %" PetscInt_FMT "'s %s is %s, not a sequential AIJ matrix", l, k ? "restriction" : "interpolation", ((PetscObject)M)->type_name));
+      }
+    }
     else {
       PetscInt n;
 
