@@ -11,7 +11,7 @@ PETSC_EXTERN PetscErrorCode MatCreate_MPIHYBCUDA(Mat);
 PETSC_INTERN PetscLogEvent  MAT_HYBCUDA_Build, MAT_HYBCUDA_Values, MAT_HYBCUDA_Mult;
 
 PetscClassId  PETSCFUSED_CLASSID;
-PetscLogEvent KSP_Fused_Allreduce, KSP_Fused_DeviceLoop, KSP_Fused_Convert, KSP_Fused_MGCycle;
+PetscLogEvent KSP_Fused_Allreduce, KSP_Fused_DeviceLoop, KSP_Fused_Convert, KSP_Fused_MGCycle, KSP_Fused_ILUSolve;
 PetscLogEvent KSP_PCGFused_Update, KSP_PCGFused_Product;
 PetscLogEvent KSP_PBCGSFused_ProductP, KSP_PBCGSFused_UpdateS, KSP_PBCGSFused_ProductS, KSP_PBCGSFused_UpdateXRP;
 PetscLogEvent KSP_PGMRESFused_Product, KSP_PGMRESFused_MDot, KSP_PGMRESFused_Orthog, KSP_PGMRESFused_Normalize, KSP_PGMRESFused_Update;
@@ -65,6 +65,7 @@ PetscErrorCode PetscFusedInitializePackage(void)
   PetscCall(PetscLogEventRegister("FusedDeviceLoop", PETSCFUSED_CLASSID, &KSP_Fused_DeviceLoop));
   PetscCall(PetscLogEventRegister("FusedToDevice", PETSCFUSED_CLASSID, &KSP_Fused_Convert));
   PetscCall(PetscLogEventRegister("FusedMGCycle", PETSCFUSED_CLASSID, &KSP_Fused_MGCycle));
+  PetscCall(PetscLogEventRegister("FusedILUSolve", PETSCFUSED_CLASSID, &KSP_Fused_ILUSolve));
   PetscCall(PetscLogEventRegister("FusedHalo", PETSCFUSED_CLASSID, &FUSED_Halo));
   PetscCall(PetscLogEventRegister("PCGFusedUpdate", PETSCFUSED_CLASSID, &KSP_PCGFused_Update));
   PetscCall(PetscLogEventRegister("PCGFusedProduct", PETSCFUSED_CLASSID, &KSP_PCGFused_Product));

@@ -449,6 +449,29 @@ int    FusedDevMGApply(FusedDevMG mg, FusedCUDA ctx, const double *in, double *o
 size_t FusedDevMGBytes(FusedDevMG mg); /* device memory of its own (vectors and the dense solve) */
 int    FusedDevMGDestroy(FusedDevMG *mg);
 
+/* ---- two triangular solves, level by level (src/cuda/trisolve.cu) ------- */
+/* A triangular factor of n rows on the host: positions 0..n-1 hold its rows
+   level by level (level l: positions level_start[l] .. level_start[l+1]-1,
+   row[p] the row at position p; a row reads only rows of earlier levels).
+   The entries off the diagonal of position p: ELL where width > 0
+   (col[j n + p], val[j n + p], j < width, col -1 where the row has fewer),
+   else CSR by position (ptr[p] .. ptr[p+1]-1 in col and val). dinv[p]: the
+   inverse diagonal (NULL: a unit diagonal). Apply: out = U^-1 L^-1 in, L
+   unit lower, U upper, queued on ctx's stream; in may be out. */
+typedef struct {
+  int           n, nlevels, width;
+  const int    *level_start, *row, *ptr, *col;
+  const double *val, *dinv;
+} FusedTriHost;
+typedef struct FusedDevTri_s *FusedDevTri;
+/* a triangle whose levels hold more than wide_level rows on average is
+   solved by a cooperative grid, else by one block */
+int    FusedDevTriCreate(int device, const FusedTriHost *lower, const FusedTriHost *upper, int wide_level, FusedDevTri *tri); /* on failure *tri may be set: destroy it */
+int    FusedDevTriGrids(FusedDevTri tri); /* 1: L's solve by a grid, 2: U's, 3: both */
+int    FusedDevTriApply(FusedDevTri tri, FusedCUDA ctx, const double *in, double *out);
+size_t FusedDevTriBytes(FusedDevTri tri);
+int    FusedDevTriDestroy(FusedDevTri *tri);
+
 #ifdef __cplusplus
 }
 #endif

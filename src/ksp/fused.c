@@ -19,6 +19,8 @@ PETSC_INTERN PetscErrorCode KSPFusedSetFromOptions(KSP ksp, KSPFused *fused, Fus
     PetscCall(PetscOptionsBool("-ksp_fused_pin_host_vectors", "CUDA backend: register the arrays of host vectors (VECSEQ, VECMPI) that cross PCIe at every solve with the driver, so that they cross without a host copy into pinned staging", "", pin, &pin, NULL));
     fused->work.stage_only = (PetscBool)!pin;
   }
+  PetscCall(PetscOptionsBool("-ksp_fused_ilu", "CUDA backend: apply PETSc's ILU(0) (PCILU, or block Jacobi with one ILU(0) block a rank) by petsc-fused's own level-scheduled triangular solves on the device, checked against PCApply() when built; else PCApply()", "", fused->ilu.enabled, &fused->ilu.enabled, NULL));
+  PetscCall(PetscOptionsBoundedInt("-ksp_fused_ilu_wide_level", "CUDA backend, petsc-fused's triangular solves: a triangle whose levels hold more rows than this on average is solved by a grid of blocks with grid barriers, else by one block", "", fused->ilu.wide_level, &fused->ilu.wide_level, NULL, 1));
   PetscCall(PetscOptionsBool("-ksp_fused_mg", "CUDA backend, one rank: apply PETSc's multigrid PC (PCMG, PCGAMG) by petsc-fused's own V-cycle on the device, checked against PCApply() when built; else PCApply()", "", fused->mg.enabled, &fused->mg.enabled, NULL));
   PetscCall(PetscOptionsBool("-ksp_fused_device_loop", "CUDA backend: run the iterations on the device (one cooperative kernel or a CUDA graph), testing convergence there, where the test and monitors allow", "", fused->device_loop, &fused->device_loop, NULL));
   {
@@ -508,6 +510,8 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   fused->convert           = PETSC_TRUE;
   fused->device_loop       = PETSC_TRUE;
   fused->mg.enabled        = PETSC_TRUE;
+  fused->ilu.enabled       = PETSC_TRUE;
+  fused->ilu.wide_level    = 2048; /* one block's 1024 threads twice over */
   fused->single_kernel_rows = 1 << 20;
   fused->single_kernel_rows_long = -1;
   fused->device        = -1; /* picked at the first CUDA setup or solve */

@@ -51,11 +51,13 @@ PETSC_INTERN PetscErrorCode KSPFusedChooseBackend(KSP ksp, KSPFused *fused)
     fused->pcplace_why = fused->pcplace_text;
   }
   if (fused->pcplace == KSP_FUSED_PC_HOST && count > 0 && isaij && fused->convert && fused->device_pc && !FusedDevicePETScHasCUDA()) {
-    /* a PETSc without CUDA applies its PCs on the host; its multigrid
-       hierarchy can still go to the device, in our V-cycle */
+    /* a PETSc without CUDA applies its PCs on the host; its ILU(0) factors
+       and its multigrid hierarchy can still go to the device, in our
+       triangular solves and our V-cycle */
     PetscBool fits;
 
-    PetscCall(KSPFusedMGFits(ksp, fused, &fits));
+    PetscCall(KSPFusedILUFits(ksp, fused, &fits));
+    if (!fits) PetscCall(KSPFusedMGFits(ksp, fused, &fits));
     if (fits) {
       PCType type;
 
@@ -387,6 +389,14 @@ static PetscInt KSPFusedSingleKernelRows(KSPFused *fused)
   return fused->single_kernel_rows;
 }
 
+/* How the iterations run where the PC is applied between the fused steps */
+static const char *FusedDevicePCLoopWhy(const KSPFused *fused)
+{
+  if (fused->mg.active) return "one host check per iteration: the host queues the V-cycle at its place in each iteration";
+  if (fused->ilu.active) return "one host check per iteration: the host queues the triangular solves at their place in each iteration";
+  return "one host check per iteration: the host calls PCApply() at its place in each iteration";
+}
+
 PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscInt nvecs, PetscInt maxsums, const char *what)
 {
   PetscInt  n, aux = 0;
@@ -426,6 +436,8 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
   fused->aux_vecs = nvecs;
   /* vectors 1 and 2 (x and b) are free until the system goes up */
   PetscCall(KSPFusedMGPrepare(ksp, fused, FusedCUDAVec(fused->work.cuda, 2), FusedCUDAVec(fused->work.cuda, 1)));
+  PetscCall(KSPFusedILUPrepare(ksp, fused, FusedCUDAVec(fused->work.cuda, 2), FusedCUDAVec(fused->work.cuda, 1)));
+  if (fused->pcplace == KSP_FUSED_PC_DEVICE && fused->loop_why) fused->loop_why = FusedDevicePCLoopWhy(fused); /* said before the PC was read */
   if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) PetscCall(FusedBlockDiagonalToDevice(ksp, fused, nvecs, FusedCUDAVec(fused->work.cuda, 1), FusedCUDAVec(fused->work.cuda, 2)));
   PetscCall(FusedNullSpaceToDevice(ksp, fused, nvecs));
   /* the device loop's buffers, which its first launch would make otherwise
@@ -449,8 +461,13 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAApplyPC(KSP ksp, KSPFused *fused, const 
     fused->pc_applies++;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
+  if (fused->ilu.active) {
+    PetscCall(KSPFusedILUApply(ksp, fused, in, out));
+    fused->pc_applies++;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (!FusedDevicePETScHasCUDA()) {
-    /* a PETSc without CUDA whose multigrid did not go into our V-cycle:
+    /* a PETSc without CUDA whose multigrid or ILU did not go into our own solves:
        PCApply() on host vectors, in and out across PCIe */
     for (; fused->nwrap < 2; fused->nwrap++) PetscCall(VecDuplicate(ksp->vec_sol, &fused->wrap[fused->nwrap]));
     PetscCall(FusedDeviceDownload(&fused->work, in, fused->wrap[0]));
@@ -483,6 +500,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAReset(KSPFused *fused)
   PetscFunctionBegin;
   PetscCall(FusedDestroyWraps(fused));
   PetscCall(KSPFusedMGReset(fused)); /* it may use op's device copy */
+  PetscCall(KSPFusedILUReset(fused));
   PetscCall(FusedDeviceOperatorRelease(&fused->op)); /* its halo first: collective */
   PetscCall(FusedDeviceWorkDestroy(&fused->work));
   fused->op_id    = 0;
@@ -516,7 +534,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
     PetscFunctionReturn(0);
   }
   if (fused->pcplace == KSP_FUSED_PC_DEVICE) {
-    fused->loop_why = fused->mg.active ? "one host check per iteration: the host queues the V-cycle at its place in each iteration" : "one host check per iteration: the host calls PCApply() at its place in each iteration";
+    fused->loop_why = FusedDevicePCLoopWhy(fused);
     PetscFunctionReturn(0);
   }
   if (size > 1) {

@@ -47,6 +47,19 @@ typedef struct {
   char                 text[768]; /* -ksp_view's line */
 } KSPFusedMG;
 
+/* PETSc's ILU(0) (PCILU, or block Jacobi whose blocks are ILU(0)) in
+   petsc-fused's own level-scheduled triangular solves (fusedilu.c) */
+#define FUSED_ILU_VERIFY_TOL 1e-8 /* our solves are PETSc's to this much on a probe vector */
+typedef struct {
+  PetscBool   enabled; /* -ksp_fused_ilu */
+  PetscInt    wide_level; /* -ksp_fused_ilu_wide_level: mean rows a level above which a triangle's solve takes a grid of blocks */
+  PetscBool   active;  /* this solve applies it */
+  PetscInt64  key;     /* the factor it was built from or refused for (0: none) */
+  FusedDevTri dev;
+  char        why[384];  /* why the last factor stays with PCApply() ("": it does not) */
+  char        text[768]; /* -ksp_view's line */
+} KSPFusedILU;
+
 typedef struct {
   /* what the user asked for (options and setters) */
   KSPFusedBackend    backend_requested;
@@ -125,6 +138,7 @@ typedef struct {
   FusedNullSpace      ns;                /* its basis on the device (ns.m = 0: none) */
   PetscObjectId       ns_uploaded;       /* the null space whose vectors are on the device (0: none) */
   KSPFusedMG          mg;                /* a multigrid PC in our own V-cycle */
+  KSPFusedILU         ilu;               /* an ILU(0) PC in our own triangular solves */
 } KSPFused;
 
 /* A sum of the reference backend's reductions: plain, or with
@@ -176,7 +190,7 @@ static inline PetscScalar KSPFusedBlockRow(const PetscScalar *dblock, PetscInt b
   return s;
 }
 
-PETSC_INTERN PetscLogEvent KSP_Fused_Allreduce, KSP_Fused_DeviceLoop, KSP_Fused_Convert, KSP_Fused_MGCycle;
+PETSC_INTERN PetscLogEvent KSP_Fused_Allreduce, KSP_Fused_DeviceLoop, KSP_Fused_Convert, KSP_Fused_MGCycle, KSP_Fused_ILUSolve;
 PETSC_INTERN PetscLogEvent KSP_PCGFused_Update, KSP_PCGFused_Product;
 PETSC_INTERN PetscLogEvent KSP_PBCGSFused_ProductP, KSP_PBCGSFused_UpdateS, KSP_PBCGSFused_ProductS, KSP_PBCGSFused_UpdateXRP;
 PETSC_INTERN PetscLogEvent KSP_PGMRESFused_Product, KSP_PGMRESFused_MDot, KSP_PGMRESFused_Orthog, KSP_PGMRESFused_Normalize, KSP_PGMRESFused_Update;
@@ -223,6 +237,18 @@ PETSC_INTERN PetscErrorCode KSPFusedMGPrepare(KSP, KSPFused *, double *scratch_i
 PETSC_INTERN PetscErrorCode KSPFusedMGApply(KSP, KSPFused *, const double *in, double *out);
 PETSC_INTERN PetscErrorCode KSPFusedMGReset(KSPFused *);
 PETSC_INTERN PetscErrorCode KSPFusedMGFits(KSP, KSPFused *, PetscBool *);
+/* PETSc's ILU(0) in our own triangular solves (fusedilu.c), the same way */
+PETSC_INTERN PetscErrorCode KSPFusedILUPrepare(KSP, KSPFused *, double *scratch_in, double *scratch_out);
+PETSC_INTERN PetscErrorCode KSPFusedILUApply(KSP, KSPFused *, const double *in, double *out);
+PETSC_INTERN PetscErrorCode KSPFusedILUReset(KSPFused *);
+PETSC_INTERN PetscErrorCode KSPFusedILUFits(KSP, KSPFused *, PetscBool *);
+/* what both share (fusedpcown.c): the key of a PC's parts, the probe, and
+   the check of our application (apply: out = B in on the device) against PCApply() */
+typedef PetscErrorCode (*KSPFusedDeviceApply)(KSPFused *, const double *in, double *out);
+PETSC_INTERN PetscErrorCode KSPFusedFillProbe(Vec, PetscInt seed);
+PETSC_INTERN void           KSPFusedKeyAdd(PetscInt64 *key, PetscInt64 value);
+PETSC_INTERN PetscErrorCode KSPFusedKeyAddObject(PetscInt64 *key, PetscObject);
+PETSC_INTERN PetscErrorCode KSPFusedCompareWithPCApply(KSP, KSPFused *, KSPFusedDeviceApply apply, double *scratch_in, double *scratch_out, PetscReal *rel);
 /* the hybcuda matrix type (src/mat/hybcuda.c) */
 PETSC_INTERN PetscErrorCode MatHYBCUDAGetBlocks(Mat, Mat *Ad, Mat *Ao, const PetscInt **garray);
 PETSC_INTERN PetscErrorCode MatHYBCUDAGetDevMat(Mat, FusedDevMat *, PetscInt *device);

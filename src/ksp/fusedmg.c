@@ -11,51 +11,6 @@
 #include "ksp/fusedimpl.h"
 #include <petsc/private/pcimpl.h> /* whether the PC is set up (its hierarchy exists) */
 
-/* the same probe vector in every run: a fixed pseudo-random sequence in [-1, 1] */
-static PetscErrorCode FusedMGFillProbe(Vec v, PetscInt seed)
-{
-  PetscScalar *a;
-  PetscInt     n;
-  PetscInt64   s = 0x9E3779B97F4A7C15LL ^ (PetscInt64)(seed + 1);
-
-  PetscFunctionBegin;
-  PetscCall(VecGetLocalSize(v, &n));
-  PetscCall(VecGetArrayWrite(v, &a));
-  for (PetscInt i = 0; i < n; i++) {
-    s ^= s << 13;
-    s ^= (PetscInt64)((unsigned long long)s >> 7);
-    s ^= s << 17;
-    a[i] = (PetscScalar)((double)((unsigned long long)s >> 11) / 4503599627370496.0 - 1.0);
-  }
-  PetscCall(VecRestoreArrayWrite(v, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static void FusedMGHash(PetscInt64 *key, PetscInt64 value)
-{
-  unsigned long long h = (unsigned long long)*key;
-  for (int b = 0; b < 8; b++) {
-    h ^= (unsigned long long)(value >> (8 * b)) & 0xffu;
-    h *= 1099511628211ULL;
-  }
-  *key = (PetscInt64)h;
-}
-
-static PetscErrorCode FusedMGHashObject(PetscInt64 *key, PetscObject obj)
-{
-  PetscObjectId    id = 0;
-  PetscObjectState state = 0;
-
-  PetscFunctionBegin;
-  if (obj) {
-    PetscCall(PetscObjectGetId(obj, &id));
-    PetscCall(PetscObjectStateGet(obj, &state));
-  }
-  FusedMGHash(key, (PetscInt64)id);
-  FusedMGHash(key, (PetscInt64)state);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* What the hierarchy is made of now: the PC, and each level's smoother,
    operator, interpolation and restriction, with their states */
 static PetscErrorCode FusedMGKey(KSP ksp, KSPFused *fused, PetscInt nlevels, PetscInt64 *key)
@@ -64,24 +19,24 @@ static PetscErrorCode FusedMGKey(KSP ksp, KSPFused *fused, PetscInt nlevels, Pet
 
   PetscFunctionBegin;
   *key = (PetscInt64)1469598103934665603ULL;
-  PetscCall(FusedMGHashObject(key, (PetscObject)pc));
-  FusedMGHash(key, (PetscInt64)nlevels);
-  FusedMGHash(key, (PetscInt64)(size_t)fused->op.mat); /* the finest level may use the solver's device copy */
+  PetscCall(KSPFusedKeyAddObject(key, (PetscObject)pc));
+  KSPFusedKeyAdd(key, (PetscInt64)nlevels);
+  KSPFusedKeyAdd(key, (PetscInt64)(size_t)fused->op.mat); /* the finest level may use the solver's device copy */
   for (PetscInt l = 0; l < nlevels; l++) {
     KSP smooth;
     Mat A;
 
     PetscCall(PCMGGetSmoother(pc, l, &smooth));
-    PetscCall(FusedMGHashObject(key, (PetscObject)smooth));
+    PetscCall(KSPFusedKeyAddObject(key, (PetscObject)smooth));
     PetscCall(KSPGetOperators(smooth, &A, NULL));
-    PetscCall(FusedMGHashObject(key, (PetscObject)A));
+    PetscCall(KSPFusedKeyAddObject(key, (PetscObject)A));
     if (l > 0) {
       Mat P, R;
 
       PetscCall(PCMGGetInterpolation(pc, l, &P));
       PetscCall(PCMGGetRestriction(pc, l, &R));
-      PetscCall(FusedMGHashObject(key, (PetscObject)P));
-      PetscCall(FusedMGHashObject(key, (PetscObject)R));
+      PetscCall(KSPFusedKeyAddObject(key, (PetscObject)P));
+      PetscCall(KSPFusedKeyAddObject(key, (PetscObject)R));
     }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -223,7 +178,7 @@ static PetscErrorCode FusedMGProbeSmoother(KSP smooth, PetscInt l, Mat A, Vec di
     PetscCall(VecDestroy(&y));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(FusedMGFillProbe(z, l));
+  PetscCall(KSPFusedFillProbe(z, l));
   PetscCall(VecSet(y, 0.0));
   PetscCall(KSPSolve(smooth, z, y));
   PetscCall(VecDuplicate(z, &t));
@@ -391,36 +346,25 @@ static PetscErrorCode FusedMGBuild(KSP ksp, KSPFused *fused, PetscInt nlevels, c
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Our V-cycle against PETSc's PCApply() on a probe vector; *why where they differ */
-static PetscErrorCode FusedMGVerify(KSP ksp, KSPFused *fused, double *scratch_in, double *scratch_out, char *why, size_t whylen)
+static PetscErrorCode FusedMGApplyCycle(KSPFused *fused, const double *in, double *out)
 {
-  Vec       in, ref, ours;
-  PetscReal diff, size;
-
   PetscFunctionBegin;
-  PetscCall(VecDuplicate(ksp->vec_rhs, &in));
-  PetscCall(VecDuplicate(in, &ref));
-  PetscCall(VecDuplicate(in, &ours));
-  PetscCall(FusedMGFillProbe(in, 1000));
-  PetscCall(PCApply(ksp->pc, in, ref));
-  PetscCall(FusedDeviceUpload(&fused->work, in, scratch_in));
-  PetscCallFusedCUDA(FusedDevMGApply(fused->mg.dev, fused->work.cuda, scratch_in, scratch_out));
-  PetscCall(FusedDeviceDownload(&fused->work, scratch_out, ours));
-  PetscCall(VecNorm(ref, NORM_2, &size));
-  PetscCall(VecAXPY(ours, -1.0, ref));
-  PetscCall(VecNorm(ours, NORM_2, &diff));
-  if (!(diff <= FUSED_MG_VERIFY_TOL * size)) PetscCall(PetscSNPrintf(why, whylen, "its V-cycle and PETSc's PCApply() differ by %g (relative) on a probe vector: the cycle is not a plain V-cycle (a W-cycle, several cycles per application, distinct post-smoothers)", (double)(size > 0 ? diff / size : diff)));
-  else PetscCall(PetscInfo(ksp, "The device V-cycle matches PETSc's PCApply() to %g (relative) on a probe vector\n", (double)(size > 0 ? diff / size : diff)));
-  PetscCall(VecDestroy(&in));
-  PetscCall(VecDestroy(&ref));
-  PetscCall(VecDestroy(&ours));
+  PetscCallFusedCUDA(FusedDevMGApply(fused->mg.dev, fused->work.cuda, in, out));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Before a solve whose PC runs on the device through PCApply(): where that
-   PC is a PETSc multigrid hierarchy, our V-cycle of it, built (and checked)
-   where the hierarchy changed. scratch_in and scratch_out: two device
-   vectors of the solver's work that are free until the system goes up. */
+/* Our V-cycle against PETSc's PCApply() on a probe vector; *why where they differ */
+static PetscErrorCode FusedMGVerify(KSP ksp, KSPFused *fused, double *scratch_in, double *scratch_out, char *why, size_t whylen)
+{
+  PetscReal rel;
+
+  PetscFunctionBegin;
+  PetscCall(KSPFusedCompareWithPCApply(ksp, fused, FusedMGApplyCycle, scratch_in, scratch_out, &rel));
+  if (!(rel <= FUSED_MG_VERIFY_TOL)) PetscCall(PetscSNPrintf(why, whylen, "its V-cycle and PETSc's PCApply() differ by %g (relative) on a probe vector: the cycle is not a plain V-cycle (a W-cycle, several cycles per application, distinct post-smoothers)", (double)rel));
+  else PetscCall(PetscInfo(ksp, "The device V-cycle matches PETSc's PCApply() to %g (relative) on a probe vector\n", (double)rel));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* What of the PC as a whole keeps it from our V-cycle (*why) */
 static PetscErrorCode FusedMGCheckPC(KSP ksp, KSPFused *fused, PetscInt nlevels, char *why, size_t whylen)
 {
