@@ -455,7 +455,8 @@ int    FusedDevMGDestroy(FusedDevMG *mg);
    row[p] the row at position p; a row reads only rows of earlier levels).
    The entries off the diagonal of position p: ELL where width > 0
    (col[j n + p], val[j n + p], j < width, col -1 where the row has fewer),
-   else CSR by position (ptr[p] .. ptr[p+1]-1 in col and val). dinv[p]: the
+   else CSR by position (ptr[p] .. ptr[p+1]-1 in col and val); col holds
+   the position of the row an entry reads, not the row. dinv[p]: the
    inverse diagonal (NULL: a unit diagonal). Apply: out = U^-1 L^-1 in, L
    unit lower, U upper, queued on ctx's stream; in may be out. */
 typedef struct {

@@ -114,8 +114,8 @@ static PetscErrorCode FusedILUFactor(PetscInt n, const PetscInt ia[], const Pets
 
 /* One triangle of lu in the device's layout (FusedTriHost): its rows'
    levels (a row one past the latest it reads), the rows level by level in
-   their order, the entries as ELL of width 2, 4 or 8 where every row fits,
-   else CSR by position. Arrays in t->... are the caller's to free (PetscFree). */
+   their order, the entries (naming the positions of the rows they read) as
+   ELL of width 2, 4 or 8 where every row fits, else CSR by position. Arrays in t->... are the caller's to free (PetscFree). */
 static PetscErrorCode FusedILUTriangle(PetscInt n, const PetscInt ia[], const PetscInt ja[], const PetscScalar lu[], const PetscInt diag[], PetscBool upper, FusedTriHost *t)
 {
   PetscInt *level, *count, *start, *row, *col, *ptr = NULL, nlevels = 0, most = 0, width, nnz = 0;
@@ -143,6 +143,7 @@ static PetscErrorCode FusedILUTriangle(PetscInt n, const PetscInt ia[], const Pe
   for (PetscInt l = 0; l < nlevels; l++) count[l] = start[l]; /* the next free position of level l */
   PetscCall(PetscMalloc1(n, &row));
   for (PetscInt i = 0; i < n; i++) row[count[level[i]]++] = i;
+  for (PetscInt p = 0; p < n; p++) level[row[p]] = p; /* from here: each row's position */
   if (width) {
     PetscCall(PetscMalloc2(n * width, &col, n * width, &val));
     for (PetscInt k = 0; k < n * width; k++) {
@@ -161,7 +162,7 @@ static PetscErrorCode FusedILUTriangle(PetscInt n, const PetscInt ia[], const Pe
     for (PetscInt k = from; k < to; k++) {
       const PetscInt at = width ? (k - from) * n + p : ptr[p] + (k - from);
 
-      col[at] = ja[k];
+      col[at] = level[ja[k]]; /* the device reads solved values by position */
       val[at] = PetscRealPart(lu[k]);
     }
     if (!width) ptr[p + 1] = ptr[p] + (to - from);
