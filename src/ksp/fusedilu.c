@@ -358,13 +358,7 @@ PETSC_INTERN PetscErrorCode KSPFusedILUPrepare(KSP ksp, KSPFused *fused, double 
     }
     if (ilu->why[0]) PetscCall(PetscStrncpy(why, ilu->why, sizeof(why)));
   }
-  if (why[0]) {
-    PetscCall(PetscSNPrintf(ilu->text, sizeof(ilu->text), "%s; not in petsc-fused's own triangular solves: %s", fused->pcplace_why, why));
-    fused->pcplace_why = ilu->text;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  ilu->active        = PETSC_TRUE;
-  fused->pcplace_why = ilu->text;
+  PetscCall(KSPFusedOwnPCPlace(fused, why, "triangular solves", ilu->text, sizeof(ilu->text), &ilu->active));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -249,6 +249,7 @@ PETSC_INTERN PetscErrorCode KSPFusedFillProbe(Vec, PetscInt seed);
 PETSC_INTERN void           KSPFusedKeyAdd(PetscInt64 *key, PetscInt64 value);
 PETSC_INTERN PetscErrorCode KSPFusedKeyAddObject(PetscInt64 *key, PetscObject);
 PETSC_INTERN PetscErrorCode KSPFusedCompareWithPCApply(KSP, KSPFused *, KSPFusedDeviceApply apply, double *scratch_in, double *scratch_out, PetscReal *rel);
+PETSC_INTERN PetscErrorCode KSPFusedOwnPCPlace(KSPFused *, const char *why, const char *what, char *text, size_t textlen, PetscBool *active);
 /* the hybcuda matrix type (src/mat/hybcuda.c) */
 PETSC_INTERN PetscErrorCode MatHYBCUDAGetBlocks(Mat, Mat *Ad, Mat *Ao, const PetscInt **garray);
 PETSC_INTERN PetscErrorCode MatHYBCUDAGetDevMat(Mat, FusedDevMat *, PetscInt *device);

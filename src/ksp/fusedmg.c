@@ -480,13 +480,7 @@ PETSC_INTERN PetscErrorCode KSPFusedMGPrepare(KSP ksp, KSPFused *fused, double *
     }
     if (mg->why[0]) PetscCall(PetscStrncpy(why, mg->why, sizeof(why)));
   }
-  if (why[0]) {
-    PetscCall(PetscSNPrintf(mg->text, sizeof(mg->text), "%s; not in petsc-fused's own V-cycle: %s", fused->pcplace_why, why));
-    fused->pcplace_why = mg->text;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  mg->active         = PETSC_TRUE;
-  fused->pcplace_why = mg->text;
+  PetscCall(KSPFusedOwnPCPlace(fused, why, "V-cycle", mg->text, sizeof(mg->text), &mg->active));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

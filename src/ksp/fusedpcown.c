@@ -76,3 +76,15 @@ PETSC_INTERN PetscErrorCode KSPFusedCompareWithPCApply(KSP ksp, KSPFused *fused,
   PetscCall(VecDestroy(&ours));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* -ksp_view's line where the PC is one of ours: text (ours, made at the
+   build) where why is empty and *active is set, else where the PC runs and
+   why it is not in our own (what: "V-cycle", "triangular solves") */
+PETSC_INTERN PetscErrorCode KSPFusedOwnPCPlace(KSPFused *fused, const char *why, const char *what, char *text, size_t textlen, PetscBool *active)
+{
+  PetscFunctionBegin;
+  *active = (PetscBool)!why[0];
+  if (why[0]) PetscCall(PetscSNPrintf(text, textlen, "%s; not in petsc-fused's own %s: %s", fused->pcplace_why, what, why));
+  fused->pcplace_why = text;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
