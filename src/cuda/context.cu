@@ -711,13 +711,90 @@ int FusedCUDAEnsureLoopVectors(FusedCUDA ctx, int count, double **vecs)
   return FUSED_CUDA_OK;
 }
 
+/* One kernel's launch facts on one device (FusedCUDAKernelFacts()): the
+   occupancy of the last block size and shared memory asked, which the
+   solves of one workspace repeat */
+typedef struct {
+  int         device;
+  const void *kernel;
+  size_t      static_smem, allowed_smem;
+  int         block, per_sm; /* per_sm < 0: not asked yet */
+  size_t      smem;
+} FusedKernelFactsEntry;
+
+#define FUSED_KERNEL_FACTS_MAX 64
+static FusedKernelFactsEntry fused_kernel_facts[FUSED_KERNEL_FACTS_MAX];
+static int                   fused_kernel_facts_n;
+
+/* the entry of (ctx's device, kernel), made where there is none; NULL where
+   the table is full (the callers then ask CUDA every time) */
+static int FusedKernelFactsOf(FusedCUDA ctx, const void *kernel, FusedKernelFactsEntry **entry)
+{
+  cudaFuncAttributes attr;
+
+  *entry = NULL;
+  for (int k = 0; k < fused_kernel_facts_n; k++)
+    if (fused_kernel_facts[k].device == ctx->device && fused_kernel_facts[k].kernel == kernel) {
+      *entry = &fused_kernel_facts[k];
+      return FUSED_CUDA_OK;
+    }
+  FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  if (fused_kernel_facts_n == FUSED_KERNEL_FACTS_MAX) return FUSED_CUDA_OK;
+  *entry  = &fused_kernel_facts[fused_kernel_facts_n++];
+  **entry = {ctx->device, kernel, attr.sharedSizeBytes, 0, 0, -1, 0};
+  return FUSED_CUDA_OK;
+}
+
+int FusedCUDAKernelFacts(FusedCUDA ctx, const void *kernel, size_t *static_smem, size_t *optin, int block, size_t smem, int *per_sm)
+{
+  static int             optin_device = -1, optin_bytes = 0;
+  FusedKernelFactsEntry *e;
+
+  if (int err = FusedKernelFactsOf(ctx, kernel, &e)) return err;
+  if (static_smem) {
+    if (e) *static_smem = e->static_smem;
+    else {
+      cudaFuncAttributes attr;
+      FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+      *static_smem = attr.sharedSizeBytes;
+    }
+  }
+  if (optin) {
+    if (optin_device != ctx->device) {
+      FUSED_CUDA_CHECK(cudaDeviceGetAttribute(&optin_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device));
+      optin_device = ctx->device;
+    }
+    *optin = (size_t)optin_bytes;
+  }
+  if (per_sm) {
+    if (e && e->per_sm >= 0 && e->block == block && e->smem == smem) *per_sm = e->per_sm;
+    else {
+      FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, block, smem));
+      if (e) e->block = block, e->smem = smem, e->per_sm = *per_sm;
+    }
+  }
+  return FUSED_CUDA_OK;
+}
+
+int FusedCUDAAllowSharedMemory(FusedCUDA ctx, const void *kernel, size_t smem)
+{
+  FusedKernelFactsEntry *e;
+
+  if (int err = FusedKernelFactsOf(ctx, kernel, &e)) return err;
+  if (e && smem <= e->allowed_smem) return FUSED_CUDA_OK;
+  /* only ever raised: a smaller limit would fail another workspace's launch of the same kernel */
+  FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  if (e) e->allowed_smem = smem;
+  return FUSED_CUDA_OK;
+}
+
 int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int threads, int nsums, size_t smem, const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, void **kargs, double **partials, int *its)
 {
   int    per_sm = 0, need = (int)(((long long)threads + block - 1) / block), most, grid;
   size_t len;
 
   if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;
-  FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem));
+  if (int err = FusedCUDAKernelFacts(ctx, kernel, NULL, NULL, block, smem, &per_sm)) return err;
   /* every block sums all partials each iteration: keep the grid no larger than needed */
   most = per_sm * ctx->sms;
   grid = need < 1 ? 1 : (need < most ? need : most);

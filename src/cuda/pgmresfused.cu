@@ -1337,7 +1337,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
     FusedPGMRESVecs  vecs = *v;
     PGMRESLoopState *gsd  = (PGMRESLoopState *)ctx->method_state;
     double          *part = NULL;
-    int              b    = base, R, optin = 0;
+    int              b    = base, R;
     /* A group of lanes a row, as pcgfused's, within one block of FUSED_BLOCK
        a multiprocessor (every step sums its products over the grid's
        partials), where rows average PGMRES_GROUP_MEAN entries or more: it
@@ -1348,8 +1348,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
     const bool       adapt = adaptive > 0.0;
     const void      *kernel = lanes > 1 ? (adapt ? (const void *)PGMRESSingleKernel<true, true, true> : (const void *)PGMRESSingleKernel<true, true>) : (adapt ? (const void *)PGMRESSingleKernel<true, false, true> : (const void *)PGMRESSingleKernel<true>);
     /* R's copy, and after the back solve the adaptive coefficients' scratch (PGMRESEndCycle()) */
-    size_t           smem_basis, smem_cycles = sizeof(double) * PGMRESCycleScratch(restart), smem_single;
-    cudaFuncAttributes attr;
+    size_t           smem_basis, smem_cycles = sizeof(double) * PGMRESCycleScratch(restart), smem_single, smem_static, optin;
     /* the basis rows in shared memory where a block of each multiprocessor
        can hold its share (the grid is at least one block per multiprocessor),
        and then, if R's copy fits too, the cycles in the same kernel */
@@ -1358,16 +1357,15 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
       R               = (int)((ctx->n + blocks * FUSED_BLOCK - 1) / (blocks * FUSED_BLOCK));
     }
     smem_basis = sizeof(double) * (size_t)restart * R * FUSED_BLOCK;
-    FUSED_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device));
-    FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-    if (R < 1 || restart > FUSED_PGMRES_CYCLES_MAX_RESTART || smem + smem_cycles + smem_basis + attr.sharedSizeBytes > (size_t)optin) {
+    if (int err = FusedCUDAKernelFacts(ctx, kernel, &smem_static, &optin, 0, 0, NULL)) return err;
+    if (R < 1 || restart > FUSED_PGMRES_CYCLES_MAX_RESTART || smem + smem_cycles + smem_basis + smem_static > optin) {
       kernel = lanes > 1 ? (adapt ? (const void *)PGMRESSingleKernel<false, true, true> : (const void *)PGMRESSingleKernel<false, true>) : (adapt ? (const void *)PGMRESSingleKernel<false, false, true> : (const void *)PGMRESSingleKernel<false>);
-      FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+      if (int err = FusedCUDAKernelFacts(ctx, kernel, &smem_static, NULL, 0, 0, NULL)) return err;
       smem_cycles = 0;
-      if (R < 1 || smem + smem_basis + attr.sharedSizeBytes > (size_t)optin) R = 0, smem_basis = 0;
+      if (R < 1 || smem + smem_basis + smem_static > optin) R = 0, smem_basis = 0;
     }
     smem_single = smem + smem_cycles + smem_basis;
-    FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_single));
+    if (int err = FusedCUDAAllowSharedMemory(ctx, kernel, smem_single)) return err;
     if (start != FUSED_LOOP_GOES_ON && !smem_cycles) {
       /* only the kernel that ends cycles makes the start: under the other's
          limit of 128 registers it would cost the steps theirs */

@@ -217,15 +217,15 @@ static int FusedTriPartCreate(int device, const FusedTriHost *h, int wide_level,
     if (int err = FusedTriUpload(&d->mem[5], h->dinv, sizeof(double) * n, "a triangular factor's inverse diagonal", bytes)) return err;
   d->view = {h->n, h->nlevels, h->width, (const int *)d->mem[0], (const int *)d->mem[1], (const int *)d->mem[2], (const int *)d->mem[3], (const double *)d->mem[4], (const double *)d->mem[5], NULL};
   if (h->nlevels > 0 && h->n / h->nlevels > wide_level) {
-    cudaDeviceProp prop;
-    int            per_sm = 0, most, need = 0, threads;
-    const void    *kernel = FusedTriKernelFor(h->width, true, &threads);
+    int         per_sm = 0, sms = 0, most, need = 0, threads;
+    const void *kernel = FusedTriKernelFor(h->width, true, &threads);
 
-    FUSED_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    /* one attribute, not cudaGetDeviceProperties(): that reads them all (milliseconds on some drivers) at every rebuild */
+    FUSED_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
     for (int l = 0; l < h->nlevels; l++) need = need > h->level_start[l + 1] - h->level_start[l] ? need : h->level_start[l + 1] - h->level_start[l];
     need    = (need + threads - 1) / threads;
-    most    = per_sm * prop.multiProcessorCount;
+    most    = per_sm * sms;
     d->grid = need < most ? need : most;
     if (d->grid < 1) d->grid = 1;
     if (int err = FusedCUDAWarmCooperativeLaunch(device)) return err;
