@@ -726,21 +726,20 @@ typedef struct {
 static FusedKernelFactsEntry fused_kernel_facts[FUSED_KERNEL_FACTS_MAX];
 static int                   fused_kernel_facts_n;
 
-/* the entry of (ctx's device, kernel), made where there is none; NULL where
-   the table is full (the callers then ask CUDA every time) */
-static int FusedKernelFactsOf(FusedCUDA ctx, const void *kernel, FusedKernelFactsEntry **entry)
+/* the entry of (ctx's device, kernel), made where there is none; where
+   the table is full, *spare, made afresh, so that the callers ask CUDA
+   every time */
+static int FusedKernelFactsOf(FusedCUDA ctx, const void *kernel, FusedKernelFactsEntry *spare, FusedKernelFactsEntry **entry)
 {
   cudaFuncAttributes attr;
 
-  *entry = NULL;
   for (int k = 0; k < fused_kernel_facts_n; k++)
     if (fused_kernel_facts[k].device == ctx->device && fused_kernel_facts[k].kernel == kernel) {
       *entry = &fused_kernel_facts[k];
       return FUSED_CUDA_OK;
     }
   FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-  if (fused_kernel_facts_n == FUSED_KERNEL_FACTS_MAX) return FUSED_CUDA_OK;
-  *entry  = &fused_kernel_facts[fused_kernel_facts_n++];
+  *entry  = fused_kernel_facts_n < FUSED_KERNEL_FACTS_MAX ? &fused_kernel_facts[fused_kernel_facts_n++] : spare;
   **entry = {ctx->device, kernel, attr.sharedSizeBytes, 0, 0, -1, 0};
   return FUSED_CUDA_OK;
 }
@@ -748,17 +747,10 @@ static int FusedKernelFactsOf(FusedCUDA ctx, const void *kernel, FusedKernelFact
 int FusedCUDAKernelFacts(FusedCUDA ctx, const void *kernel, size_t *static_smem, size_t *optin, int block, size_t smem, int *per_sm)
 {
   static int             optin_device = -1, optin_bytes = 0;
-  FusedKernelFactsEntry *e;
+  FusedKernelFactsEntry  spare, *e;
 
-  if (int err = FusedKernelFactsOf(ctx, kernel, &e)) return err;
-  if (static_smem) {
-    if (e) *static_smem = e->static_smem;
-    else {
-      cudaFuncAttributes attr;
-      FUSED_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-      *static_smem = attr.sharedSizeBytes;
-    }
-  }
+  if (int err = FusedKernelFactsOf(ctx, kernel, &spare, &e)) return err;
+  if (static_smem) *static_smem = e->static_smem;
   if (optin) {
     if (optin_device != ctx->device) {
       FUSED_CUDA_CHECK(cudaDeviceGetAttribute(&optin_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device));
@@ -767,24 +759,25 @@ int FusedCUDAKernelFacts(FusedCUDA ctx, const void *kernel, size_t *static_smem,
     *optin = (size_t)optin_bytes;
   }
   if (per_sm) {
-    if (e && e->per_sm >= 0 && e->block == block && e->smem == smem) *per_sm = e->per_sm;
-    else {
-      FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, block, smem));
-      if (e) e->block = block, e->smem = smem, e->per_sm = *per_sm;
+    if (e->per_sm < 0 || e->block != block || e->smem != smem) {
+      FUSED_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&e->per_sm, kernel, block, smem));
+      e->block = block;
+      e->smem  = smem;
     }
+    *per_sm = e->per_sm;
   }
   return FUSED_CUDA_OK;
 }
 
 int FusedCUDAAllowSharedMemory(FusedCUDA ctx, const void *kernel, size_t smem)
 {
-  FusedKernelFactsEntry *e;
+  FusedKernelFactsEntry spare, *e;
 
-  if (int err = FusedKernelFactsOf(ctx, kernel, &e)) return err;
-  if (e && smem <= e->allowed_smem) return FUSED_CUDA_OK;
+  if (int err = FusedKernelFactsOf(ctx, kernel, &spare, &e)) return err;
+  if (smem <= e->allowed_smem) return FUSED_CUDA_OK;
   /* only ever raised: a smaller limit would fail another workspace's launch of the same kernel */
   FUSED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-  if (e) e->allowed_smem = smem;
+  e->allowed_smem = smem;
   return FUSED_CUDA_OK;
 }
 
