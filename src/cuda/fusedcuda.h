@@ -421,7 +421,7 @@ int FusedPGMRESUpdate(FusedCUDA ctx, const FusedPGMRESVecs *v, int k, const doub
    rho_j (0: v_{j-1}), for the host's correction, and *adaptive_steps the
    steps with rho_j > 0 over all the cycles it ran. */
 #define FUSED_PGMRES_LOOP_MAX_RESTART 4096 /* its Hessenberg column sits in shared memory */
-#define FUSED_PGMRES_CYCLES_MAX_RESTART 64 /* the single kernel ends cycles up to this restart: each block copies R to shared memory for the back solve */
+#define FUSED_PGMRES_CYCLES_MAX_RESTART 64 /* the single kernel ends cycles up to this restart: each block keeps R in shared memory, and a lane of the back solve two entries of t */
 int FusedPGMRESLoop(FusedCUDA ctx, FusedDevMat A, const FusedPGMRESVecs *v, const FusedNullSpace *ns, int restart, double breakdowntol, double adaptive, double cycle_rnorm0, const FusedConvergence *conv, int *its0, int single_kernel, int start, double *R, double *xi, double *rho, int *adaptive_steps, double *products, double orth[], int *steps, int *pending, int *start_on_host, double *start_norm, int *cycle_ended);
 /* With conv->judge_first (left preconditioning, from iteration 0) the loop
    goes on from the start itself (FusedPGMRESStart(), not waited for): it

@@ -920,24 +920,55 @@ __global__ void __launch_bounds__(FUSED_BLOCK, NS == 0 ? 5 : NS == 1 ? 4 : 2) PG
 /* t = R^{-1} t for the k x k upper triangle of R (leading dimension m), by
    one warp, column by column from the last: each t_i gets its subtractions
    in the order and with the roundings of the host's back solve
-   (pgmresfused.c), so both give the same t */
+   (pgmresfused.c), so both give the same t. Lane l holds t_l and t_{l+32}
+   in registers, and every lane divides t_i by R_ii itself: a column's
+   critical path is one shuffle, the division and one update, not the
+   round trips through shared memory that made a cycle's back solve cost
+   about 0.17 us a column on the H100. */
+static_assert(FUSED_PGMRES_CYCLES_MAX_RESTART <= 64, "the back solve holds two entries of t a lane");
 __device__ __forceinline__ void PGMRESBackSolveWarp(const double *R, int m, int k, double *t)
 {
   const int lane = threadIdx.x & 31;
+  double    t_lo = lane < k ? t[lane] : 0.0, t_hi = lane + 32 < k ? t[lane + 32] : 0.0;
+
+  __syncwarp(); /* t is rewritten below */
   for (int i = k - 1; i >= 0; i--) {
-    const double ti = t[i] / R[i + (size_t)i * m];
-    __syncwarp();
-    for (int l = lane; l < i; l += 32) t[l] = __dsub_rn(t[l], __dmul_rn(R[l + (size_t)i * m], ti));
-    if (lane == 0) t[i] = ti;
-    __syncwarp();
+    const double *R_i  = R + (size_t)i * m;
+    const double  r_lo = lane < i ? R_i[lane] : 0.0, r_hi = lane + 32 < i ? R_i[lane + 32] : 0.0; /* loaded before t_i is known */
+    const double  t_i  = __shfl_sync(0xffffffffu, i < 32 ? t_lo : t_hi, i & 31) / R_i[i];
+    if (lane < i) t_lo = __dsub_rn(t_lo, __dmul_rn(r_lo, t_i));
+    else if (lane == i) t_lo = t_i;
+    if (lane + 32 < i) t_hi = __dsub_rn(t_hi, __dmul_rn(r_hi, t_i));
+    else if (lane + 32 == i) t_hi = t_i;
   }
+  if (lane < k) t[lane] = t_lo;
+  if (lane + 32 < k) t[lane + 32] = t_hi;
 }
 
-/* the doubles of a block's shared memory that hold R's copy for the back
-   solve at a cycle's end, and after it the adaptive coefficients' scratch */
+/* the doubles of a block's shared memory that hold its own copy of the
+   cycle's R (m x m), xi and rho (m each) for the cycle's end; after the back
+   solve R's part is the adaptive coefficients' scratch */
 __host__ __device__ __forceinline__ size_t PGMRESCycleScratch(int m)
 {
-  return m < 3 ? 3 * (size_t)m : (size_t)m * m;
+  return (size_t)m * m + 2 * (size_t)m;
+}
+
+/* Every block of the single kernel that ends cycles keeps step j's column
+   of R, its xi and rho in its shared memory (Rs), from the sums it has (h,
+   and rjj, xi from PGMRESNormalization(), as PGMRESRecord() makes them): at
+   the cycle's end no block waits for block 0's record in global memory, nor
+   reads it back. rjj and xi come in made: made again under thread 0 alone,
+   they cost every step about 0.2 us on the H100. */
+__device__ __forceinline__ void PGMRESKeepColumn(double *Rs, int m, int j, const double *h, double rjj, double xi, double rho)
+{
+  double *R_j = Rs + (size_t)j * m;
+
+  for (int l = threadIdx.x; l < j; l += blockDim.x) R_j[l] = h[l];
+  if (threadIdx.x == 0) {
+    R_j[j]                    = rjj;
+    Rs[(size_t)m * m + j]     = xi;
+    Rs[(size_t)m * m + m + j] = rho;
+  }
 }
 
 /* Coefficient m of the correction over z_0, v_0, ..., v_{k-2} from t over
@@ -959,30 +990,24 @@ __device__ __forceinline__ double PGMRESSpreadCoefficient(const double *t, const
 
 /* The end of a cycle of k steps by each block of the single kernel, as the
    host's back solve and update would make it: t = R^{-1} xi in every block
-   (Rs, t: its shared memory, free once the block is here; Rs holds at
-   least 3 m), spread over the basis where steps were adaptive
-   (cycle_rnorm0 > 0: the cycle's |r_0|), then x += the correction on this
-   thread's rows. R's columns, xi and rho must be visible to the grid (a
-   grid barrier after block 0 wrote the last of them). */
-__device__ __forceinline__ void PGMRESEndCycle(const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int n, int m, int k_steps, double *Rs, double *t, const double *sV, int R, double cycle_rnorm0)
+   (t: its shared memory, free once the block is here; Rs: the block's copy
+   of R, xi and rho, PGMRESKeepColumn()), spread over the basis where steps
+   were adaptive (cycle_rnorm0 > 0: the cycle's |r_0|), then x += the
+   correction on this thread's rows, which only this thread wrote. */
+__device__ __forceinline__ void PGMRESEndCycle(const FusedPGMRESVecs &v, int n, int m, int k_steps, double *Rs, double *t, const double *sV, int R, double cycle_rnorm0)
 {
-  const double *Rg = PGMRESLoopR((PGMRESLoopState *)gs), *xis = Rg + (size_t)m * m;
+  const double *xis = Rs + (size_t)m * m, *rhos = xis + m;
 
-  __syncthreads(); /* t may be the block's h, which thread 0 has just recorded */
-  for (int e = threadIdx.x; e < m * m; e += blockDim.x) Rs[e] = __ldcg(&Rg[e]);
-  for (int l = threadIdx.x; l < m; l += blockDim.x) t[l] = __ldcg(&xis[l]);
+  __syncthreads(); /* t may be the block's h, which thread 0 has just recorded; Rs's last column */
+  for (int l = threadIdx.x; l < k_steps; l += blockDim.x) t[l] = xis[l];
   __syncthreads();
   if (threadIdx.x < 32) PGMRESBackSolveWarp(Rs, m, k_steps, t);
   __syncthreads();
-  if (cycle_rnorm0 > 0.0) { /* Rs is free after the back solve: the new t, xi, rho */
+  if (cycle_rnorm0 > 0.0) { /* R is free after the back solve: the new t */
     int adapted = 0;
-    for (int l = threadIdx.x; l < k_steps; l += blockDim.x) {
-      Rs[m + l]     = __ldcg(&xis[l]);
-      Rs[2 * m + l] = __ldcg(&xis[m + l]);
-      adapted |= Rs[2 * m + l] > 0.0;
-    }
+    for (int l = threadIdx.x; l < k_steps; l += blockDim.x) adapted |= rhos[l] > 0.0;
     if (__syncthreads_or(adapted)) {
-      for (int l = threadIdx.x; l < k_steps; l += blockDim.x) Rs[l] = PGMRESSpreadCoefficient(t, Rs + m, Rs + 2 * m, k_steps, cycle_rnorm0, l);
+      for (int l = threadIdx.x; l < k_steps; l += blockDim.x) Rs[l] = PGMRESSpreadCoefficient(t, xis, rhos, k_steps, cycle_rnorm0, l);
       __syncthreads();
       for (int l = threadIdx.x; l < k_steps; l += blockDim.x) t[l] = Rs[l];
       __syncthreads();
@@ -995,13 +1020,14 @@ __device__ __forceinline__ void PGMRESEndCycle(const FusedPGMRESVecs &v, const P
 /* The end of a cycle of k steps and the start of the next by the whole grid
    of the single kernel, as the host would make them: PGMRESEndCycle(), then
    r = B (b - A x) (left) or b - A x (right). Returns |r|, the same in every
-   block; the partial sums go through part's first row. */
-__device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_group &grid, const FusedMatView &A, const FusedPGMRESVecs &v, const PGMRESLoopState *gs, int m, int k_steps, double *Rs, double *t, const double *sV, int R, double *part, double *sum, double cycle_rnorm0)
+   block; the partial sums go through part's first row, which no block
+   stores before every block is past the barrier after the cycle's end, so
+   past its last read of the step's sums there. */
+__device__ __forceinline__ double PGMRESNextCycleStart(cooperative_groups::grid_group &grid, const FusedMatView &A, const FusedPGMRESVecs &v, int m, int k_steps, double *Rs, double *t, const double *sV, int R, double *part, double *sum, double cycle_rnorm0)
 {
   FusedSum acc[1] = {};
 
-  grid.sync(); /* R's last column, which block 0 wrote */
-  PGMRESEndCycle(v, gs, A.n, m, k_steps, Rs, t, sV, R, cycle_rnorm0);
+  PGMRESEndCycle(v, A.n, m, k_steps, Rs, t, sV, R, cycle_rnorm0);
   grid.sync(); /* the product reads the other blocks' rows of x */
   if (A.lrows.nchunks) {
     FusedLongRowsOf(A, FusedStored{v.x});
@@ -1179,12 +1205,15 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
     (void)PGMRESSumPartials<4>(orth_part, G, 3, 0, orth);
     for (int k = 0; k < 3; k++) o[k] = orth[k];
     const int verdict = PGMRESVerdict(conv, its0, j, m, tol, h, h_not_finite, o, &rnorm);
+    double    rjj, xi_j; /* R's diagonal entry and xi of step j, where the step is committed */
+    PGMRESNormalization(o, &rjj, &xi_j);
     /* the record takes what the block knows: loads from the state would hold the grid up */
     if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecord(gs, state, hist, sums, base, j, verdict, h, o, rnorm, rho, nu, cycle_rnorm0);
+    if (CYCLES && verdict != PGMRES_HOST_DECIDES) PGMRESKeepColumn(h + m + 1, m, j, h, rjj, xi_j, rho);
     if (CYCLES && verdict == PGMRES_CYCLE_DONE) {
       /* a full cycle, or the last one at max_it: the start after it tests
          (and, at max_it, stops) the residual, as the host's start would */
-      const double rnorm0     = PGMRESNextCycleStart(grid, A, v, gs, m, j + 1, h + m + 1, h, sV, R, orth_part, orth, ADAPTIVE ? cycle_rnorm0 : 0.0);
+      const double rnorm0     = PGMRESNextCycleStart(grid, A, v, m, j + 1, h + m + 1, h, sV, R, orth_part, orth, ADAPTIVE ? cycle_rnorm0 : 0.0);
       const bool   host_looks = !(rnorm0 > 0.0) || FusedMustStop(conv, its0 + j + 1, rnorm0);
       its0 += j + 1;
       if (blockIdx.x == 0 && threadIdx.x == 0) PGMRESRecordStart(gs, state, hist, its0, rnorm0, host_looks);
@@ -1211,7 +1240,7 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
       /* the test stops the solve after step j - 1: the host replays that
          test and would end the cycle with those j steps after its wait
          for the loop, a launch more; the kernel ends it here */
-      PGMRESEndCycle(v, gs, A.n, m, j, h + m + 1, h, sV, R, ADAPTIVE ? cycle_rnorm0 : 0.0);
+      PGMRESEndCycle(v, A.n, m, j, h + m + 1, h, sV, R, ADAPTIVE ? cycle_rnorm0 : 0.0);
       if (blockIdx.x == 0 && threadIdx.x == 0) gs->cycle_ended = 1;
       FusedLoopHandBackInKernel(state);
       return;
@@ -1220,11 +1249,8 @@ __global__ void __launch_bounds__(FUSED_BLOCK, CYCLES ? 1 : 2) PGMRESSingleKerne
       FusedLoopHandBackInKernel(state);
       return;
     }
-    {
-      double rjj;
-      PGMRESNormalization(o, &rjj, &xi);
-      scale = 1.0 / rjj;
-    }
+    xi    = xi_j;
+    scale = 1.0 / rjj;
     if (ADAPTIVE) rho = PGMRESAdaptiveRho(nu, xi, j ? rnorm : cycle_rnorm0); /* step j + 1's, as the record's */
     __syncthreads(); /* h is rewritten in the next step */
   }
@@ -1386,7 +1412,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
     int              lanes = FusedRowLanesWithin(A, (long long)ctx->sms * FUSED_BLOCK, PGMRES_GROUP_MEAN);
     const bool       adapt = adaptive > 0.0;
     const void      *kernel = lanes > 1 ? (adapt ? (const void *)PGMRESSingleKernel<true, true, true> : (const void *)PGMRESSingleKernel<true, true>) : (adapt ? (const void *)PGMRESSingleKernel<true, false, true> : (const void *)PGMRESSingleKernel<true>);
-    /* R's copy, and after the back solve the adaptive coefficients' scratch (PGMRESEndCycle()) */
+    /* the blocks' copies of R, xi and rho for the cycles' ends (PGMRESKeepColumn()) */
     size_t           smem_basis, smem_cycles = sizeof(double) * PGMRESCycleScratch(restart), smem_single, smem_static, optin;
     /* the basis rows in shared memory where a block of each multiprocessor
        can hold its share (the grid is at least one block per multiprocessor),
