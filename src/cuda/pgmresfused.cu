@@ -922,9 +922,9 @@ __global__ void __launch_bounds__(FUSED_BLOCK, NS == 0 ? 5 : NS == 1 ? 4 : 2) PG
    in the order and with the roundings of the host's back solve
    (pgmresfused.c), so both give the same t. Lane l holds t_l and t_{l+32}
    in registers, and every lane divides t_i by R_ii itself: a column's
-   critical path is one shuffle, the division and one update, not the
-   round trips through shared memory that made a cycle's back solve cost
-   about 0.17 us a column on the H100. */
+   critical path is one shuffle, the division and one update, without the
+   round trips through shared memory (H100: 0.13 us a column, 0.2 with
+   them; the division by two FMA corrections of 1 / R_ii was slower). */
 static_assert(FUSED_PGMRES_CYCLES_MAX_RESTART <= 64, "the back solve holds two entries of t a lane");
 __device__ __forceinline__ void PGMRESBackSolveWarp(const double *R, int m, int k, double *t)
 {
