@@ -953,6 +953,18 @@ __host__ __device__ __forceinline__ size_t PGMRESCycleScratch(int m)
   return (size_t)m * m + 2 * (size_t)m;
 }
 
+/* Where that scratch holds them: R by columns (column j at R + j m), then
+   xi, then rho; the one place that says so */
+struct PGMRESCycleKept {
+  double *R, *xi, *rho;
+};
+
+__device__ __forceinline__ PGMRESCycleKept PGMRESCycleKeptIn(double *scratch, int m)
+{
+  double *xi = scratch + (size_t)m * m;
+  return PGMRESCycleKept{scratch, xi, xi + m};
+}
+
 /* Every block of the single kernel that ends cycles keeps step j's column
    of R, its xi and rho in its shared memory (Rs), from the sums it has (h,
    and rjj, xi from PGMRESNormalization(), as PGMRESRecord() makes them): at
@@ -961,13 +973,14 @@ __host__ __device__ __forceinline__ size_t PGMRESCycleScratch(int m)
    they cost every step about 0.2 us on the H100. */
 __device__ __forceinline__ void PGMRESKeepColumn(double *Rs, int m, int j, const double *h, double rjj, double xi, double rho)
 {
-  double *R_j = Rs + (size_t)j * m;
+  const PGMRESCycleKept kept = PGMRESCycleKeptIn(Rs, m);
+  double               *R_j  = kept.R + (size_t)j * m;
 
   for (int l = threadIdx.x; l < j; l += blockDim.x) R_j[l] = h[l];
   if (threadIdx.x == 0) {
-    R_j[j]                    = rjj;
-    Rs[(size_t)m * m + j]     = xi;
-    Rs[(size_t)m * m + m + j] = rho;
+    R_j[j]      = rjj;
+    kept.xi[j]  = xi;
+    kept.rho[j] = rho;
   }
 }
 
@@ -1010,22 +1023,22 @@ __device__ __forceinline__ double PGMRESSpreadCoefficient(const double *t, const
    correction on this thread's rows, which only this thread wrote. */
 __device__ __forceinline__ void PGMRESEndCycle(const FusedPGMRESVecs &v, int n, int m, int k_steps, double *Rs, double *t, const double *sV, int R, double cycle_rnorm0)
 {
-  const double *xis = Rs + (size_t)m * m, *rhos = xis + m;
+  const PGMRESCycleKept kept = PGMRESCycleKeptIn(Rs, m);
 
   __syncthreads(); /* t may be the block's h, which thread 0 has just recorded; Rs's last column */
-  for (int l = threadIdx.x; l < k_steps; l += blockDim.x) t[l] = xis[l];
+  for (int l = threadIdx.x; l < k_steps; l += blockDim.x) t[l] = kept.xi[l];
   __syncthreads();
-  if (threadIdx.x < 32) PGMRESBackSolveWarp(Rs, m, k_steps, t);
+  if (threadIdx.x < 32) PGMRESBackSolveWarp(kept.R, m, k_steps, t);
   __syncthreads();
   if (cycle_rnorm0 > 0.0) { /* R is free after the back solve: the quotients, then the new t in their rows' unused first entries */
     int adapted = 0;
-    for (int l = threadIdx.x; l < k_steps; l += blockDim.x) adapted |= rhos[l] > 0.0;
+    for (int l = threadIdx.x; l < k_steps; l += blockDim.x) adapted |= kept.rho[l] > 0.0;
     if (__syncthreads_or(adapted)) {
-      PGMRESSpreadQuotients(xis, rhos, k_steps, cycle_rnorm0, Rs);
+      PGMRESSpreadQuotients(kept.xi, kept.rho, k_steps, cycle_rnorm0, kept.R);
       __syncthreads();
-      for (int l = threadIdx.x; l < k_steps; l += blockDim.x) Rs[l * k_steps] = PGMRESSpreadCoefficient(t, Rs + l * k_steps, rhos, k_steps, l);
+      for (int l = threadIdx.x; l < k_steps; l += blockDim.x) kept.R[l * k_steps] = PGMRESSpreadCoefficient(t, kept.R + l * k_steps, kept.rho, k_steps, l);
       __syncthreads();
-      for (int l = threadIdx.x; l < k_steps; l += blockDim.x) t[l] = Rs[l * k_steps];
+      for (int l = threadIdx.x; l < k_steps; l += blockDim.x) t[l] = kept.R[l * k_steps];
       __syncthreads();
     }
   }
