@@ -24,11 +24,11 @@ for pass in 1 2; do
   new timeout 400 $B/examples/bench $sizes $methods $G -csv "$out/bench.csv" -label "cuda-operands-$pass" > "$out/bench-$pass.txt" 2>&1 || echo "rc $?" >> "$out/bench-$pass.txt"
 done
 # GAMG, rtol 1e-8, warm solves (-warm_up), PETSc's cg and pipecg beside
-new timeout 240 $B/examples/solve -problem lap3d -n 160 -pc_type gamg -ksp_rtol 1e-8 -methods pcgfused $G > "$out/gamg-lap3d-160.txt" 2>&1 || true
-new timeout 240 $B/examples/solve -problem lap2d -n 2000 -pc_type gamg -ksp_rtol 1e-8 -methods pcgfused $G > "$out/gamg-lap2d-2000.txt" 2>&1 || true
-new timeout 240 $B/examples/solve -problem convdiff -n 1000 -pc_type bjacobi -sub_pc_type ilu -ksp_rtol 1e-8 -methods pgmresfused $G > "$out/bjacobi-ilu-convdiff-1000.txt" 2>&1 || true
-new timeout 120 $B/examples/solve -problem lap3d -n 100 -pc_type gamg -ksp_rtol 1e-8 -methods pcgfused -compare 0 -ksp_view $G > "$out/gamg-ksp-view.txt" 2>&1 || true
+new timeout 240 $B/examples/solve -problem lap3d -n 160 -pc_type gamg -ksp_rtol 1e-8 -methods pcgfused $G > "$out/gamg-lap3d-160.txt" 2>&1 || echo "exit status $?" >> "$out/gamg-lap3d-160.txt"
+new timeout 240 $B/examples/solve -problem lap2d -n 2000 -pc_type gamg -ksp_rtol 1e-8 -methods pcgfused $G > "$out/gamg-lap2d-2000.txt" 2>&1 || echo "exit status $?" >> "$out/gamg-lap2d-2000.txt"
+new timeout 240 $B/examples/solve -problem convdiff -n 1000 -pc_type bjacobi -sub_pc_type ilu -ksp_rtol 1e-8 -methods pgmresfused $G > "$out/bjacobi-ilu-convdiff-1000.txt" 2>&1 || echo "exit status $?" >> "$out/bjacobi-ilu-convdiff-1000.txt"
+new timeout 120 $B/examples/solve -problem lap3d -n 100 -pc_type gamg -ksp_rtol 1e-8 -methods pcgfused -compare 0 -ksp_view $G > "$out/gamg-ksp-view.txt" 2>&1 || echo "exit status $?" >> "$out/gamg-ksp-view.txt"
 if [ -n "$EX2" ]; then
-  new timeout 120 "$EX2" -m 1000 -n 1000 -dll_append $PWD/$B/lib/libpetscfused.so -mat_type aijcusparse -vec_type cuda -ksp_type pcgfused -pc_type gamg -ksp_view -log_view $G > "$out/ex2.txt" 2>&1 || true
+  new timeout 120 "$EX2" -m 1000 -n 1000 -dll_append $PWD/$B/lib/libpetscfused.so -mat_type aijcusparse -vec_type cuda -ksp_type pcgfused -pc_type gamg -ksp_view -log_view $G > "$out/ex2.txt" 2>&1 || echo "exit status $?" >> "$out/ex2.txt"
 fi
 python3 tools/bench_plot.py "$out/bench.csv" "$out/bench" || true
