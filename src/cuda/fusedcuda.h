@@ -186,8 +186,9 @@ int FusedCUDAGetHistory(FusedCUDA ctx, int first, int count, double *host);
    copies of the vectors and the partial sums of a single-kernel loop (0:
    the loop will be a graph). Each is made again later only if it must grow. */
 int FusedCUDAPrepareLoop(FusedCUDA ctx, int max_it, int nspare);
-/* pgmresfused's loop state for restart, the same way */
-int FusedPGMRESPrepareLoop(FusedCUDA ctx, int restart);
+/* pgmresfused's loop state for restart, the same way, and where its single
+   kernel will run (single_kernel), that kernel's launch on A ready */
+int FusedPGMRESPrepareLoop(FusedCUDA ctx, FusedDevMat A, int restart, double adaptive, int single_kernel);
 
 /* ---- pcgfused ------------------------------------------------------------ */
 enum { FUSED_NORM_PRECONDITIONED, FUSED_NORM_UNPRECONDITIONED, FUSED_NORM_NATURAL, FUSED_NORM_NONE };

@@ -1370,11 +1370,75 @@ static int PGMRESBuildLoop(FusedCUDA ctx, const void *args_, cudaGraphConditiona
   return FusedLaunchLoopKernel(ctx, orthog, go, args->smem, args->A, args->v, args->gs, args->base, ctx->partials, ctx->sums, ctx->ticket, ctx->state, ctx->hist, handle);
 }
 
-extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESPrepareLoop)(FusedCUDA ctx, int restart)
+/* The single kernel a solve on A launches, and its launch: which variant,
+   the basis rows R each thread keeps in shared memory, the lanes a row and
+   the dynamic shared memory a block */
+struct PGMRESSinglePlan {
+  const void *kernel;
+  int         R, lanes;
+  bool        cycles; /* the variant that ends cycles itself */
+  size_t      smem;
+};
+
+/* the sums a step of the single kernel reduces: restart + 1 products, then the orthogonalization's */
+static int PGMRESSingleSums(int restart)
 {
-  FUSED_COMPENSATED_TWIN(FusedPGMRESPrepareLoop, ctx, restart);
+  return restart + 4;
+}
+
+static int PGMRESPlanSingleKernel(FusedCUDA ctx, FusedDevMat A, int restart, double adaptive, PGMRESSinglePlan *plan)
+{
+  const size_t smem = sizeof(double) * ((size_t)restart + 1); /* h */
+  /* A group of lanes a row, as pcgfused's, within one block of FUSED_BLOCK
+     a multiprocessor (every step sums its products over the grid's
+     partials), where rows average PGMRES_GROUP_MEAN entries or more: it
+     costs a grid barrier a step more. H100, us per step, against a thread
+     a row: bcsstk13 (42 a row) 46.6 -> 18.2; evsl_stiff1, hypre_ams_A,
+     bcsstk08, bcsstk21, 494_bus and circuit_1 (3 to 14 a row) 6-45% slower. */
+  const int  lanes = FusedRowLanesWithin(A, (long long)ctx->sms * FUSED_BLOCK, PGMRES_GROUP_MEAN);
+  const bool adapt = adaptive > 0.0;
+  const void *kernel = lanes > 1 ? (adapt ? (const void *)PGMRESSingleKernel<true, true, true> : (const void *)PGMRESSingleKernel<true, true>) : (adapt ? (const void *)PGMRESSingleKernel<true, false, true> : (const void *)PGMRESSingleKernel<true>);
+  /* the blocks' copies of R, xi and rho for the cycles' ends (PGMRESKeepColumn()) */
+  size_t smem_basis, smem_cycles = sizeof(double) * PGMRESCycleScratch(restart), smem_static, optin;
+  int    R;
+  /* the basis rows in shared memory where a block of each multiprocessor
+     can hold its share (the grid is at least one block per multiprocessor),
+     and then, if R's copy fits too, the cycles in the same kernel */
+  {
+    const long need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, blocks = need < 1 ? 1 : (need < ctx->sms ? need : ctx->sms);
+    R               = (int)((ctx->n + blocks * FUSED_BLOCK - 1) / (blocks * FUSED_BLOCK));
+  }
+  smem_basis = sizeof(double) * (size_t)restart * R * FUSED_BLOCK;
+  if (int err = FusedCUDAKernelFacts(ctx, kernel, &smem_static, &optin, 0, 0, NULL)) return err;
+  if (R < 1 || restart > FUSED_PGMRES_CYCLES_MAX_RESTART || smem + smem_cycles + smem_basis + smem_static > optin) {
+    kernel = lanes > 1 ? (adapt ? (const void *)PGMRESSingleKernel<false, true, true> : (const void *)PGMRESSingleKernel<false, true>) : (adapt ? (const void *)PGMRESSingleKernel<false, false, true> : (const void *)PGMRESSingleKernel<false>);
+    if (int err = FusedCUDAKernelFacts(ctx, kernel, &smem_static, NULL, 0, 0, NULL)) return err;
+    smem_cycles = 0;
+    if (R < 1 || smem + smem_basis + smem_static > optin) R = 0, smem_basis = 0;
+  }
+  plan->kernel = kernel;
+  plan->R      = R;
+  plan->lanes  = lanes;
+  plan->cycles = smem_cycles > 0;
+  plan->smem   = smem + smem_cycles + smem_basis;
+  return FusedCUDAAllowSharedMemory(ctx, kernel, plan->smem);
+}
+
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESPrepareLoop)(FusedCUDA ctx, FusedDevMat A, int restart, double adaptive, int single_kernel)
+{
+  FUSED_COMPENSATED_TWIN(FusedPGMRESPrepareLoop, ctx, A, restart, adaptive, single_kernel);
   if (restart < 1 || restart > FUSED_PGMRES_LOOP_MAX_RESTART) return FUSED_CUDA_OK; /* no device loop */
-  return FusedCUDAEnsureMethodState(ctx, PGMRESLoopStateBytes(restart));
+  if (int err = FusedCUDAEnsureMethodState(ctx, PGMRESLoopStateBytes(restart))) return err;
+  if (single_kernel && A) {
+    /* the launch facts and the partial sums of the kernel the first solve
+       will launch: asked of CUDA and made there, they cost that solve about
+       40 us (H200, 2026-11-28) */
+    PGMRESSinglePlan plan;
+    int              grid;
+    if (int err = PGMRESPlanSingleKernel(ctx, A, restart, adaptive, &plan)) return err;
+    return FusedCUDAPrepareSingleKernel(ctx, plan.kernel, FUSED_BLOCK, ctx->n * plan.lanes, PGMRESSingleSums(restart), plan.smem, &grid);
+  }
+  return FUSED_CUDA_OK;
 }
 
 /* The solve's first start in kernels of their own, queued on the stream,
@@ -1434,44 +1498,18 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
     FusedPGMRESVecs  vecs = *v;
     PGMRESLoopState *gsd  = (PGMRESLoopState *)ctx->method_state;
     double          *part = NULL;
-    int              b    = base, R;
-    /* A group of lanes a row, as pcgfused's, within one block of FUSED_BLOCK
-       a multiprocessor (every step sums its products over the grid's
-       partials), where rows average PGMRES_GROUP_MEAN entries or more: it
-       costs a grid barrier a step more. H100, us per step, against a thread
-       a row: bcsstk13 (42 a row) 46.6 -> 18.2; evsl_stiff1, hypre_ams_A,
-       bcsstk08, bcsstk21, 494_bus and circuit_1 (3 to 14 a row) 6-45% slower. */
-    int              lanes = FusedRowLanesWithin(A, (long long)ctx->sms * FUSED_BLOCK, PGMRES_GROUP_MEAN);
-    const bool       adapt = adaptive > 0.0;
-    const void      *kernel = lanes > 1 ? (adapt ? (const void *)PGMRESSingleKernel<true, true, true> : (const void *)PGMRESSingleKernel<true, true>) : (adapt ? (const void *)PGMRESSingleKernel<true, false, true> : (const void *)PGMRESSingleKernel<true>);
-    /* the blocks' copies of R, xi and rho for the cycles' ends (PGMRESKeepColumn()) */
-    size_t           smem_basis, smem_cycles = sizeof(double) * PGMRESCycleScratch(restart), smem_single, smem_static, optin;
-    /* the basis rows in shared memory where a block of each multiprocessor
-       can hold its share (the grid is at least one block per multiprocessor),
-       and then, if R's copy fits too, the cycles in the same kernel */
-    {
-      const long need = (ctx->n + FUSED_BLOCK - 1) / FUSED_BLOCK, blocks = need < 1 ? 1 : (need < ctx->sms ? need : ctx->sms);
-      R               = (int)((ctx->n + blocks * FUSED_BLOCK - 1) / (blocks * FUSED_BLOCK));
-    }
-    smem_basis = sizeof(double) * (size_t)restart * R * FUSED_BLOCK;
-    if (int err = FusedCUDAKernelFacts(ctx, kernel, &smem_static, &optin, 0, 0, NULL)) return err;
-    if (R < 1 || restart > FUSED_PGMRES_CYCLES_MAX_RESTART || smem + smem_cycles + smem_basis + smem_static > optin) {
-      kernel = lanes > 1 ? (adapt ? (const void *)PGMRESSingleKernel<false, true, true> : (const void *)PGMRESSingleKernel<false, true>) : (adapt ? (const void *)PGMRESSingleKernel<false, false, true> : (const void *)PGMRESSingleKernel<false>);
-      if (int err = FusedCUDAKernelFacts(ctx, kernel, &smem_static, NULL, 0, 0, NULL)) return err;
-      smem_cycles = 0;
-      if (R < 1 || smem + smem_basis + smem_static > optin) R = 0, smem_basis = 0;
-    }
-    smem_single = smem + smem_cycles + smem_basis;
-    if (int err = FusedCUDAAllowSharedMemory(ctx, kernel, smem_single)) return err;
-    if (start != FUSED_LOOP_GOES_ON && !smem_cycles) {
+    int              b    = base;
+    PGMRESSinglePlan plan;
+    if (int err = PGMRESPlanSingleKernel(ctx, A, restart, adaptive, &plan)) return err;
+    if (start != FUSED_LOOP_GOES_ON && !plan.cycles) {
       /* only the kernel that ends cycles makes the start: under the other's
          limit of 128 registers it would cost the steps theirs */
       if (int err = PGMRESQueueStart(ctx, A, v, conv, start)) return err;
       start = FUSED_LOOP_GOES_ON;
     }
     if (start != FUSED_LOOP_GOES_ON) prologue = NULL; /* the kernel tests the start itself */
-    void *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist, &R, &lanes, &start};
-    if (int err = FusedCUDARunSingleKernel(ctx, kernel, FUSED_BLOCK, ctx->n * lanes, restart + 4, smem_single, conv, its0, prologue, kargs, &part, &its)) return err;
+    void *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist, &plan.R, &plan.lanes, &start};
+    if (int err = FusedCUDARunSingleKernel(ctx, plan.kernel, FUSED_BLOCK, ctx->n * plan.lanes, PGMRESSingleSums(restart), plan.smem, conv, its0, prologue, kargs, &part, &its)) return err;
   } else {
     PGMRESLoopArgs args;
     memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */

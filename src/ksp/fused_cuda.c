@@ -446,6 +446,8 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
     PetscMPIInt size;
 
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+    /* as KSPFusedCUDALoopAllowed() will likely judge (a guess: a kernel made ready for nothing costs nothing) */
+    fused->single_kernel_likely = (PetscBool)(size == 1 && fused->device_loop && ksp->max_it <= FUSED_LOOP_MAX_IT && n <= KSPFusedSingleKernelRows(fused) && !fused->nullsp && fused->pcplace != KSP_FUSED_PC_PBJACOBI && fused->pcplace != KSP_FUSED_PC_DEVICE);
     if (size == 1 && fused->device_loop && ksp->max_it <= FUSED_LOOP_MAX_IT) PetscCallFusedCUDA(FusedCUDAPrepareLoop(fused->work.cuda, (int)ksp->max_it, n <= KSPFusedSingleKernelRows(fused) ? (int)fused->loop_spare_vecs : 0));
   }
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -44,7 +44,7 @@ PETSC_INTERN PetscErrorCode KSPPGMRESFusedPrepare_CUDA(KSP ksp)
   PetscCall(PetscSNPrintf(what, sizeof(what), "pgmresfused with restart %" PetscInt_FMT " (a smaller -ksp_pgmresfused_restart needs less)", m));
   /* sums: a step's products, then the orthogonalization's with a null space's room and b's norm */
   PetscCall(KSPFusedCUDAPrepare(ksp, &gm->fused, GM_VEC_V + m, 2 * PetscMax(m + 1, GMRES_NSUMS + FUSED_NULLSPACE_MAX + 1), what));
-  if (gm->fused.device_loop) PetscCallFusedCUDA(FusedPGMRESPrepareLoop(gm->fused.work.cuda, (int)m));
+  if (gm->fused.device_loop) PetscCallFusedCUDA(FusedPGMRESPrepareLoop(gm->fused.work.cuda, gm->fused.op.mat, (int)m, (double)gm->adaptive, (int)gm->fused.single_kernel_likely));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
