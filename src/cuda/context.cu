@@ -781,26 +781,19 @@ int FusedCUDAAllowSharedMemory(FusedCUDA ctx, const void *kernel, size_t smem)
   return FUSED_CUDA_OK;
 }
 
-int FusedCUDAPrepareSingleKernel(FusedCUDA ctx, const void *kernel, int block, int threads, int nsums, size_t smem, int *grid)
-{
-  int    per_sm = 0, need = (int)(((long long)threads + block - 1) / block), most;
-  size_t len;
-
-  if (int err = FusedCUDAKernelFacts(ctx, kernel, NULL, NULL, block, smem, &per_sm)) return err;
-  /* every block sums all partials each iteration: keep the grid no larger than needed */
-  most  = per_sm * ctx->sms;
-  *grid = need < 1 ? 1 : (need < most ? need : most);
-  if (*grid < 1) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the single-kernel loop does not fit on the device");
-  len = (size_t)2 * nsums * *grid * (ctx->compensated ? 2 : 1); /* a compensated sum's partial is two doubles */
-  return FusedGrowBuffer(ctx, &ctx->loop_partials, &ctx->loop_partials_len, len, "the partial sums of the single-kernel loop");
-}
-
 int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int threads, int nsums, size_t smem, const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, void **kargs, double **partials, int *its)
 {
-  int grid;
+  int    per_sm = 0, need = (int)(((long long)threads + block - 1) / block), most, grid;
+  size_t len;
 
   if (int err = FusedCUDAEnsureHistory(ctx, conv->max_it + 1)) return err;
-  if (int err = FusedCUDAPrepareSingleKernel(ctx, kernel, block, threads, nsums, smem, &grid)) return err;
+  if (int err = FusedCUDAKernelFacts(ctx, kernel, NULL, NULL, block, smem, &per_sm)) return err;
+  /* every block sums all partials each iteration: keep the grid no larger than needed */
+  most = per_sm * ctx->sms;
+  grid = need < 1 ? 1 : (need < most ? need : most);
+  if (grid < 1) return FusedCUDASetError(FUSED_CUDA_ERR_LIB, "the single-kernel loop does not fit on the device");
+  len = (size_t)2 * nsums * grid * (ctx->compensated ? 2 : 1); /* a compensated sum's partial is two doubles */
+  if (int err = FusedGrowBuffer(ctx, &ctx->loop_partials, &ctx->loop_partials_len, len, "the partial sums of the single-kernel loop")) return err;
   *partials = ctx->loop_partials;
   if (int err = FusedLoopStateIn(ctx, conv, it0)) return err;
   if (prologue)

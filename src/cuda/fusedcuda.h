@@ -187,7 +187,7 @@ int FusedCUDAGetHistory(FusedCUDA ctx, int first, int count, double *host);
    the loop will be a graph). Each is made again later only if it must grow. */
 int FusedCUDAPrepareLoop(FusedCUDA ctx, int max_it, int nspare);
 /* pgmresfused's loop state for restart, the same way, and where its single
-   kernel will run (single_kernel), that kernel's launch on A ready */
+   kernel will run (single_kernel), that kernel's launch facts on A */
 int FusedPGMRESPrepareLoop(FusedCUDA ctx, FusedDevMat A, int restart, double adaptive, int single_kernel);
 
 /* ---- pcgfused ------------------------------------------------------------ */

@@ -272,10 +272,6 @@ int FusedCUDAAllowSharedMemory(FusedCUDA ctx, const void *kernel, size_t smem);
    launch; smem: dynamic shared memory per block; returns the iteration
    where the kernel stopped. */
 int FusedCUDARunSingleKernel(FusedCUDA ctx, const void *kernel, int block, int threads, int nsums, size_t smem, const FusedConvergence *conv, int it0, const FusedLoopPrologue *prologue, void **kargs, double **partials, int *its);
-/* What such a launch asks of CUDA and of memory, made ahead (at KSPSetUp,
-   so that the first solve does not pay for them): the kernel's occupancy
-   and the partial sums' buffer for that grid, which *grid receives */
-int FusedCUDAPrepareSingleKernel(FusedCUDA ctx, const void *kernel, int block, int threads, int nsums, size_t smem, int *grid);
 
 /* The block size of CG's and BiCGStab's single kernels, one block per
    multiprocessor: FUSED_BLOCK where that covers the threads (the n rows

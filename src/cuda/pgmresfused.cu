@@ -1430,13 +1430,16 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESPrepareLoop)(FusedCUDA ctx, FusedDe
   if (restart < 1 || restart > FUSED_PGMRES_LOOP_MAX_RESTART) return FUSED_CUDA_OK; /* no device loop */
   if (int err = FusedCUDAEnsureMethodState(ctx, PGMRESLoopStateBytes(restart))) return err;
   if (single_kernel && A) {
-    /* the launch facts and the partial sums of the kernel the first solve
-       will launch: asked of CUDA and made there, they cost that solve about
-       40 us (H200, 2026-11-28) */
+    /* the launch facts of the kernel the first solve will launch (its
+       attributes, shared memory allowance and occupancy): asked there, they
+       cost it about 30 us (H200). Its partial sums' buffer stays the first
+       solve's: made here, among the set-up's buffers, the steps at 10^4
+       rows took 0.1-0.3 us more in every process (H200, 2026-11-28,
+       docs/history.md) */
     PGMRESSinglePlan plan;
-    int              grid;
+    int              per_sm;
     if (int err = PGMRESPlanSingleKernel(ctx, A, restart, adaptive, &plan)) return err;
-    return FusedCUDAPrepareSingleKernel(ctx, plan.kernel, FUSED_BLOCK, ctx->n * plan.lanes, PGMRESSingleSums(restart), plan.smem, &grid);
+    return FusedCUDAKernelFacts(ctx, plan.kernel, NULL, NULL, FUSED_BLOCK, plan.smem, &per_sm);
   }
   return FUSED_CUDA_OK;
 }
