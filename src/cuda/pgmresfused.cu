@@ -1380,12 +1380,6 @@ struct PGMRESSinglePlan {
   size_t      smem;
 };
 
-/* the sums a step of the single kernel reduces: restart + 1 products, then the orthogonalization's */
-static int PGMRESSingleSums(int restart)
-{
-  return restart + 4;
-}
-
 static int PGMRESPlanSingleKernel(FusedCUDA ctx, FusedDevMat A, int restart, double adaptive, PGMRESSinglePlan *plan)
 {
   const size_t smem = sizeof(double) * ((size_t)restart + 1); /* h */
@@ -1512,7 +1506,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
     }
     if (start != FUSED_LOOP_GOES_ON) prologue = NULL; /* the kernel tests the start itself */
     void *kargs[] = {&view, &vecs, &gsd, &part, &ctx->sums, &b, &ctx->state, &ctx->hist, &plan.R, &plan.lanes, &start};
-    if (int err = FusedCUDARunSingleKernel(ctx, plan.kernel, FUSED_BLOCK, ctx->n * plan.lanes, PGMRESSingleSums(restart), plan.smem, conv, its0, prologue, kargs, &part, &its)) return err;
+    if (int err = FusedCUDARunSingleKernel(ctx, plan.kernel, FUSED_BLOCK, ctx->n * plan.lanes, restart + 4, plan.smem, conv, its0, prologue, kargs, &part, &its)) return err;
   } else {
     PGMRESLoopArgs args;
     memset(&args, 0, sizeof(args)); /* padding too: the arguments are compared bytewise */

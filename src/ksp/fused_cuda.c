@@ -444,11 +444,14 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
      (a cudaMallocHost among them); the loop runs on one rank only */
   {
     PetscMPIInt size;
+    PetscBool   loop, single_rows;
 
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
-    /* as KSPFusedCUDALoopAllowed() will likely judge (a guess: a kernel made ready for nothing costs nothing) */
-    fused->single_kernel_likely = (PetscBool)(size == 1 && fused->device_loop && ksp->max_it <= FUSED_LOOP_MAX_IT && n <= KSPFusedSingleKernelRows(fused) && !fused->nullsp && fused->pcplace != KSP_FUSED_PC_PBJACOBI && fused->pcplace != KSP_FUSED_PC_DEVICE);
-    if (size == 1 && fused->device_loop && ksp->max_it <= FUSED_LOOP_MAX_IT) PetscCallFusedCUDA(FusedCUDAPrepareLoop(fused->work.cuda, (int)ksp->max_it, n <= KSPFusedSingleKernelRows(fused) ? (int)fused->loop_spare_vecs : 0));
+    loop        = (PetscBool)(size == 1 && fused->device_loop && ksp->max_it <= FUSED_LOOP_MAX_IT);
+    single_rows = (PetscBool)(n <= KSPFusedSingleKernelRows(fused));
+    /* as KSPFusedCUDALoopAllowed() will likely judge (a guess: launch facts asked for nothing cost nothing) */
+    fused->single_kernel_likely = (PetscBool)(loop && single_rows && !fused->nullsp && fused->pcplace != KSP_FUSED_PC_PBJACOBI && fused->pcplace != KSP_FUSED_PC_DEVICE);
+    if (loop) PetscCallFusedCUDA(FusedCUDAPrepareLoop(fused->work.cuda, (int)ksp->max_it, single_rows ? (int)fused->loop_spare_vecs : 0));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -121,7 +121,7 @@ typedef struct {
   PetscInt            inplace_said;      /* what -info last said of it: 0 nothing yet, 1 copies, 2 in place */
   PetscBool           loop_solve;        /* this solve may iterate in the device loop (KSPFusedCUDALoopAllowed()) */
   PetscBool           single_kernel;     /* this solve's device loop is one cooperative kernel (else a CUDA graph) */
-  PetscBool           single_kernel_likely; /* at the last KSPFusedCUDAPrepare(): the solve will likely take the single kernel (its launch is made ready) */
+  PetscBool           single_kernel_likely; /* at the last KSPFusedCUDAPrepare(): the solve will likely take the single kernel (its launch facts are asked ahead) */
   const char         *loop_why;          /* where the iterations ran in the last solve */
   PetscInt            loop_its;          /* iterations run by the device loop in the last solve */
   PetscInt            loop_starts;       /* times the host started the device loop in the last solve */
