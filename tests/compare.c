@@ -186,6 +186,7 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
     PetscCall(VecAXPY(x1, -1.0, x)); /* likewise after the solve */
     PetscCall(VecNorm(x1, NORM_2, &diff));
     PetscCall(VecNorm(x, NORM_2, &norm));
+    PetscCall(VecDestroy(&x1));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: after A and b were scaled by 2 the solution moved by %.2e (relative)\n", type, (double)(diff / norm)));
     PetscCheck(diff <= 1e-6 * norm, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "the solution of the scaled system differs by %g (relative)", (double)(diff / norm));
   }
