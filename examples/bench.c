@@ -35,8 +35,9 @@ typedef struct {
 /* Bytes the fused kernels move per iteration (see src/cuda/<method>.cu), on
    the path the solver takes: with one rank, the device loop runs as one
    cooperative kernel up to -ksp_fused_single_kernel_rows (default 2^20 rows
-   for pcgfused, 2^19 for the others), else as a CUDA graph; with several
-   ranks, the host drives the steps.
+   for pcgfused, 2^19 for the others; pgmresfused takes its graph sooner
+   where its single kernel would stream the basis), else as a CUDA graph; with several ranks, the host drives
+   the steps.
    pcgfused: update 8 passes, product 4 (+A: p, the Jacobi diagonal and r
    read for <y,w> and <y,z>, y written), 3 where A is known symmetric (r
    not read: <y,z> comes from the update's sums); in the single kernel, one
@@ -49,7 +50,8 @@ typedef struct {
    with left or no preconditioning; v_{j-1} written; r read and written; w'
    written; the Jacobi diagonal; v_l for l < j-1), the orthogonalization
    j + 3; the host-driven steps (several ranks) 3j + 12; averaged over j < m.
-   The graph (from 2^19 rows) applies the operator in a kernel of its own
+   The graph (from 2^19 rows, or where the basis leaves shared memory and
+   the working set L2) applies the operator in a kernel of its own
    and reads w' and v_{j-1} once more: 2j + 10. The floor keeps 2j + 8, the
    fused steps' minimum, so those two passes count against our time.
    Each cycle also ends and starts once, m + 8 passes (+A), shared by its m

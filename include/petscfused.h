@@ -32,6 +32,7 @@ PETSC_EXTERN PetscErrorCode KSPFusedGetBackend(KSP, KSPFusedBackend *);
 PETSC_EXTERN PetscErrorCode KSPFusedGetBackendUsed(KSP, KSPFusedBackend *);
 PETSC_EXTERN PetscErrorCode KSPFusedGetDeviceIterations(KSP, PetscInt *);
 PETSC_EXTERN PetscErrorCode KSPFusedGetDeviceLoopStarts(KSP, PetscInt *);
+PETSC_EXTERN PetscErrorCode KSPFusedGetDeviceLoopSingleKernel(KSP, PetscBool *);
 PETSC_EXTERN PetscErrorCode KSPFusedGetSystemInPlace(KSP, PetscBool *);
 PETSC_EXTERN PetscErrorCode KSPFusedGetOperatorSymmetric(KSP, PetscBool *);
 PETSC_EXTERN PetscErrorCode KSPFusedSetCompensated(KSP, PetscBool);

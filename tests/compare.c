@@ -14,6 +14,9 @@
                           device loop (or none there)
    -expect_device_loop_starts_max N  the host started the device loop at
                           most N times
+   -expect_single_kernel true|false  the fused solve's device loop was one
+                          cooperative kernel, or a CUDA graph
+                          (KSPFusedGetDeviceLoopSingleKernel())
    -expect_inplace true|false  the fused solve read b and wrote x in their
                           own device arrays (VECCUDA), or copied them
    -expect_event NAME -expect_event_max N  the fused KSPSolve logged the
@@ -69,6 +72,7 @@ typedef struct {
   PetscReal          truerel, err;
   PetscInt           device_its;    /* of a fused method: iterations in the device loop */
   PetscInt           device_starts; /* and how often the host started it */
+  PetscBool          single_kernel; /* it was one cooperative kernel */
   PetscBool          inplace;       /* b and x in their own device arrays */
   PetscBool          symmetric;     /* the device copy of A equals its transpose */
   int                events;        /* times the solve logged the event of -expect_event */
@@ -142,6 +146,7 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
   PetscFunctionBegin;
   res->device_its    = 0;
   res->device_starts = 0;
+  res->single_kernel = PETSC_FALSE;
   res->inplace       = PETSC_FALSE;
   res->symmetric     = PETSC_FALSE;
   PetscCall(VecDuplicate(b, &x));
@@ -194,11 +199,13 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
   PetscCall(KSPGetConvergedReason(ksp, &res->reason));
   res->backend = -1;
   res->device_its = 0;
+  res->single_kernel = PETSC_FALSE;
   {
     PetscBool is_fused;
     PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &is_fused, KSPPCGFUSED, KSPPBCGSFUSED, KSPPGMRESFUSED, ""));
     if (is_fused) PetscCall(KSPFusedGetDeviceIterations(ksp, &res->device_its));
     if (is_fused) PetscCall(KSPFusedGetDeviceLoopStarts(ksp, &res->device_starts));
+    if (is_fused) PetscCall(KSPFusedGetDeviceLoopSingleKernel(ksp, &res->single_kernel));
     if (is_fused) PetscCall(KSPFusedGetSystemInPlace(ksp, &res->inplace));
     if (is_fused) PetscCall(KSPFusedGetOperatorSymmetric(ksp, &res->symmetric));
     if (is_fused) {
@@ -221,7 +228,7 @@ int main(int argc, char **argv)
   PetscInt    n = 32, slack = 2, starts_max = -1, copies_max = -1, events_max = -1, events_min = 0;
   PetscReal   rtol = 1e-8; /* as SolveWith() sets it, unless -ksp_rtol */
   char        against[16] = "petsc";
-  PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set, expect_inplace = PETSC_FALSE, expect_inplace_set, expect_event = PETSC_FALSE, expect_symmetric = PETSC_FALSE, expect_symmetric_set;
+  PetscBool   hasfile, nonzero_guess = PETSC_FALSE, ok = PETSC_TRUE, oracle, expect_loop = PETSC_FALSE, expect_loop_set, expect_inplace = PETSC_FALSE, expect_inplace_set, expect_event = PETSC_FALSE, expect_symmetric = PETSC_FALSE, expect_symmetric_set, expect_single = PETSC_FALSE, expect_single_set;
   PetscBool   expect_no_copies = PETSC_FALSE, resolve = PETSC_FALSE, expect_backend_set, robust = PETSC_FALSE, attainable = PETSC_FALSE;
   PetscBool   breaks_down = PETSC_FALSE, hasrhs;
   char        rhsfile[PETSC_MAX_PATH_LEN] = "", nullspace[16] = "";
@@ -244,6 +251,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-against", against, sizeof(against), NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_device_loop", &expect_loop, &expect_loop_set));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_device_loop_starts_max", &starts_max, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_single_kernel", &expect_single, &expect_single_set));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_inplace", &expect_inplace, &expect_inplace_set));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_operator_symmetric", &expect_symmetric, &expect_symmetric_set));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_no_copies", &expect_no_copies, NULL));
@@ -303,6 +311,13 @@ int main(int argc, char **argv)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: %" PetscInt_FMT " of %" PetscInt_FMT " iterations in the device loop, started %" PetscInt_FMT " times\n", fused, rf.device_its, rf.its, rf.device_starts));
     if (expect_loop != (PetscBool)(rf.device_its > 0)) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: expected %s\n", expect_loop ? "iterations in the device loop" : "no iteration in the device loop"));
+      ok = PETSC_FALSE;
+    }
+  }
+  if (expect_single_set) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: the device loop %s\n", fused, rf.single_kernel ? "was one cooperative kernel" : "was not one cooperative kernel"));
+    if (expect_single != rf.single_kernel) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: expected %s\n", expect_single ? "the single-kernel device loop" : "no single-kernel device loop"));
       ok = PETSC_FALSE;
     }
   }

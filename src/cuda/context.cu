@@ -80,6 +80,7 @@ extern "C" int FusedCUDACreate(int device, int n, int nvecs, int maxsums, const 
     const int need = (n + FUSED_BLOCK - 1) / FUSED_BLOCK;
     const int most = prop.multiProcessorCount * 8;
     ctx->sms       = prop.multiProcessorCount;
+    ctx->l2_bytes  = (size_t)prop.l2CacheSize;
     ctx->nblocks   = need < 1 ? 1 : (need < most ? need : most);
   }
   /* programmatic dependent launch is a Hopper feature */

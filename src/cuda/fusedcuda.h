@@ -189,6 +189,10 @@ int FusedCUDAPrepareLoop(FusedCUDA ctx, int max_it, int nspare);
 /* pgmresfused's loop state for restart, the same way, and where its single
    kernel will run (single_kernel), that kernel's launch facts on A */
 int FusedPGMRESPrepareLoop(FusedCUDA ctx, FusedDevMat A, int restart, double adaptive, int single_kernel);
+/* Whether pgmresfused's single kernel suits ctx's rows on ctx's device: it
+   keeps a basis of restart vectors in shared memory, or a cycle's working
+   set takes at most 3/4 of L2 (*suits 1); else its graph is faster */
+int FusedPGMRESSingleKernelSuits(FusedCUDA ctx, FusedDevMat A, int restart, double adaptive, int *suits);
 
 /* ---- pcgfused ------------------------------------------------------------ */
 enum { FUSED_NORM_PRECONDITIONED, FUSED_NORM_UNPRECONDITIONED, FUSED_NORM_NATURAL, FUSED_NORM_NONE };

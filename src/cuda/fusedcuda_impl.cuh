@@ -208,6 +208,7 @@ struct FusedCUDA_s {
   int             device, n, nvecs, maxsums;
   int             nblocks;  /* grid of the reduction kernels */
   int             sms;      /* the device's multiprocessors */
+  size_t          l2_bytes; /* the device's L2 cache */
   int             compensated; /* 1: the methods' compensated kernels (FUSED_COMPENSATED), FusedCUDASetCompensated() */
   cudaStream_t    stream;
   cudaEvent_t     joined;   /* orders the stream with another one (a CUDA PETSc's), made at the first need */

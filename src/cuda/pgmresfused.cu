@@ -24,6 +24,7 @@ FUSED_TWIN_DECL(FusedPGMRESOrthog);
 FUSED_TWIN_DECL(FusedPGMRESNormalize);
 FUSED_TWIN_DECL(FusedPGMRESUpdate);
 FUSED_TWIN_DECL(FusedPGMRESPrepareLoop);
+FUSED_TWIN_DECL(FusedPGMRESSingleKernelSuits);
 FUSED_TWIN_DECL(FusedPGMRESLoop);
 #endif
 FUSED_METHOD_NAMESPACE_BEGIN
@@ -1415,7 +1416,38 @@ static int PGMRESPlanSingleKernel(FusedCUDA ctx, FusedDevMat A, int restart, dou
   plan->lanes  = lanes;
   plan->cycles = smem_cycles > 0;
   plan->smem   = smem + smem_cycles + smem_basis;
-  return FusedCUDAAllowSharedMemory(ctx, kernel, plan->smem);
+  return FUSED_CUDA_OK;
+}
+
+/* The plan, with its kernel allowed the shared memory it takes */
+static int PGMRESPlanAndAllowSingleKernel(FusedCUDA ctx, FusedDevMat A, int restart, double adaptive, PGMRESSinglePlan *plan)
+{
+  if (int err = PGMRESPlanSingleKernel(ctx, A, restart, adaptive, plan)) return err;
+  return FusedCUDAAllowSharedMemory(ctx, plan->kernel, plan->smem);
+}
+
+/* The single kernel suits where it keeps the basis in shared memory, or
+   where a cycle's working set (the basis, the step's other vectors: w, r,
+   x and the Jacobi diagonal, and the operator) takes at most three
+   quarters of L2. Past both it streams the basis from device memory on one
+   block a multiprocessor, and the graph, on all the warps that fit, is
+   faster. H200 (50 MB of L2), 2026-11-28, us a step, single kernel /
+   graph: 3D Laplacian 110,592 rows (37 MB) 23.9 / 25.5; 2D 131,044 rows
+   (42 MB) 24.5 / 24.9; 160,000 (51 MB) 29.8 / 28.0; 262,144 44.5 / 38.0;
+   524,176 96.4 / 64.1 (docs/history.md) */
+extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESSingleKernelSuits)(FusedCUDA ctx, FusedDevMat A, int restart, double adaptive, int *suits)
+{
+  FUSED_COMPENSATED_TWIN(FusedPGMRESSingleKernelSuits, ctx, A, restart, adaptive, suits);
+  PGMRESSinglePlan plan;
+  size_t           op_bytes, working;
+
+  *suits = 0;
+  if (restart < 1 || restart > FUSED_PGMRES_LOOP_MAX_RESTART) return FUSED_CUDA_OK;
+  if (int err = PGMRESPlanSingleKernel(ctx, A, restart, adaptive, &plan)) return err;
+  FusedDevMatGetInfo(A, NULL, NULL, &op_bytes, NULL);
+  working = sizeof(double) * (size_t)ctx->n * ((size_t)restart + 1 + 4) + op_bytes;
+  *suits  = plan.R > 0 || 4 * working <= 3 * ctx->l2_bytes;
+  return FUSED_CUDA_OK;
 }
 
 extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESPrepareLoop)(FusedCUDA ctx, FusedDevMat A, int restart, double adaptive, int single_kernel)
@@ -1432,7 +1464,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESPrepareLoop)(FusedCUDA ctx, FusedDe
        docs/history.md) */
     PGMRESSinglePlan plan;
     int              per_sm;
-    if (int err = PGMRESPlanSingleKernel(ctx, A, restart, adaptive, &plan)) return err;
+    if (int err = PGMRESPlanAndAllowSingleKernel(ctx, A, restart, adaptive, &plan)) return err;
     return FusedCUDAKernelFacts(ctx, plan.kernel, NULL, NULL, FUSED_BLOCK, plan.smem, &per_sm);
   }
   return FUSED_CUDA_OK;
@@ -1497,7 +1529,7 @@ extern "C" int FUSED_METHOD_ENTRY(FusedPGMRESLoop)(FusedCUDA ctx, FusedDevMat A,
     double          *part = NULL;
     int              b    = base;
     PGMRESSinglePlan plan;
-    if (int err = PGMRESPlanSingleKernel(ctx, A, restart, adaptive, &plan)) return err;
+    if (int err = PGMRESPlanAndAllowSingleKernel(ctx, A, restart, adaptive, &plan)) return err;
     if (start != FUSED_LOOP_GOES_ON && !plan.cycles) {
       /* only the kernel that ends cycles makes the start: under the other's
          limit of 128 registers it would cost the steps theirs */

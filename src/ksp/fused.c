@@ -478,6 +478,15 @@ static PetscErrorCode KSPFusedGetDeviceLoopStarts_Fused(KSP ksp, PetscInt *start
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode KSPFusedGetDeviceLoopSingleKernel_Fused(KSP ksp, PetscBool *single)
+{
+  KSPFused *fused = (KSPFused *)ksp->data;
+
+  PetscFunctionBegin;
+  *single = (PetscBool)(fused->loop_its > 0 && fused->single_kernel);
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode KSPFusedGetBackend_Fused(KSP ksp, KSPFusedBackend *backend)
 {
   KSPFused *fused = (KSPFused *)ksp->data;
@@ -521,6 +530,7 @@ PETSC_INTERN PetscErrorCode KSPFusedComposeBackend(KSP ksp, KSPFused *fused, con
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackendUsed_C", KSPFusedGetBackendUsed_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceIterations_C", KSPFusedGetDeviceIterations_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopStarts_C", KSPFusedGetDeviceLoopStarts_Fused));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopSingleKernel_C", KSPFusedGetDeviceLoopSingleKernel_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetSystemInPlace_C", KSPFusedGetSystemInPlace_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetOperatorSymmetric_C", KSPFusedGetOperatorSymmetric_Fused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetCompensated_C", KSPFusedSetCompensated_Fused));
@@ -536,6 +546,7 @@ PETSC_INTERN PetscErrorCode KSPFusedDecomposeBackend(KSP ksp)
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetBackendUsed_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceIterations_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopStarts_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetDeviceLoopSingleKernel_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetSystemInPlace_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedGetOperatorSymmetric_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPFusedSetCompensated_C", NULL));
@@ -665,6 +676,27 @@ PetscErrorCode KSPFusedGetDeviceLoopStarts(KSP ksp, PetscInt *starts)
   PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
   PetscAssertPointer(starts, 2);
   PetscUseMethod(ksp, "KSPFusedGetDeviceLoopStarts_C", (KSP, PetscInt *), (ksp, starts));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   KSPFusedGetDeviceLoopSingleKernel - Gets whether the device loop of the last solve of a fused Krylov method ran
+   as one cooperative kernel (the small systems' latency-bound loop) rather than from a CUDA graph of a kernel per
+   step. `PETSC_FALSE` where no iteration ran in the device loop. `-ksp_fused_single_kernel_rows` and the method's
+   own rules choose (`KSPView()` says which and why).
+
+   Not Collective
+
+   Level: advanced
+
+.seealso: `KSPFusedGetDeviceIterations()`, `KSPFusedGetDeviceLoopStarts()`
+@*/
+PetscErrorCode KSPFusedGetDeviceLoopSingleKernel(KSP ksp, PetscBool *single)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscAssertPointer(single, 2);
+  PetscUseMethod(ksp, "KSPFusedGetDeviceLoopSingleKernel_C", (KSP, PetscBool *), (ksp, single));
   PetscFunctionReturn(0);
 }
 

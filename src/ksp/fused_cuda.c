@@ -389,6 +389,17 @@ static PetscInt KSPFusedSingleKernelRows(KSPFused *fused)
   return fused->single_kernel_rows;
 }
 
+/* Whether the method's single kernel suits this operator on this device,
+   where the rows allowed it: the method says (single_kernel_suits()),
+   unless the user gave -ksp_fused_single_kernel_rows */
+static PetscErrorCode KSPFusedSingleKernelSuits(KSP ksp, KSPFused *fused, PetscBool *suits)
+{
+  PetscFunctionBegin;
+  *suits = PETSC_TRUE;
+  if (!fused->single_kernel_rows_set && fused->single_kernel_suits) PetscCall(fused->single_kernel_suits(ksp, suits));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* How the iterations run where the PC is applied between the fused steps */
 static const char *FusedDevicePCLoopWhy(const KSPFused *fused)
 {
@@ -449,6 +460,7 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDAPrepare(KSP ksp, KSPFused *fused, PetscI
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
     loop        = (PetscBool)(size == 1 && fused->device_loop && ksp->max_it <= FUSED_LOOP_MAX_IT);
     single_rows = (PetscBool)(n <= KSPFusedSingleKernelRows(fused));
+    if (loop && single_rows) PetscCall(KSPFusedSingleKernelSuits(ksp, fused, &single_rows));
     /* as KSPFusedCUDALoopAllowed() will likely judge (a guess: launch facts asked for nothing cost nothing) */
     fused->single_kernel_likely = (PetscBool)(loop && single_rows && !fused->nullsp && fused->pcplace != KSP_FUSED_PC_PBJACOBI && fused->pcplace != KSP_FUSED_PC_DEVICE);
     if (loop) PetscCallFusedCUDA(FusedCUDAPrepareLoop(fused->work.cuda, (int)ksp->max_it, single_rows ? (int)fused->loop_spare_vecs : 0));
@@ -527,8 +539,9 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
   PetscBool   long_rows_graph = PETSC_FALSE; /* the graph, where the single kernel would run but for the operator's long rows */
 
   PetscFunctionBegin;
-  *allowed          = PETSC_FALSE;
-  fused->loop_solve = PETSC_FALSE;
+  *allowed                      = PETSC_FALSE;
+  fused->loop_solve             = PETSC_FALSE;
+  fused->single_kernel_unsuited = PETSC_FALSE;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   if (!fused->device_loop) {
     fused->loop_why = "on the host, one check per iteration (-ksp_fused_device_loop false)";
@@ -568,11 +581,19 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDALoopAllowed(KSP ksp, KSPFused *fused, Pe
     /* pcgfused's single kernel removes a null space of one vector (the constants, say), not more */
     fused->single_kernel = (PetscBool)(n <= most && (!fused->nullsp || KSPFusedNullSpaceBasisSize(fused->nullsp) <= fused->single_kernel_ns) && fused->pcplace != KSP_FUSED_PC_PBJACOBI);
     long_rows_graph      = (PetscBool)(n > most && n <= fused->single_kernel_rows);
+    if (fused->single_kernel) {
+      PetscBool suits;
+
+      PetscCall(KSPFusedSingleKernelSuits(ksp, fused, &suits));
+      fused->single_kernel          = suits;
+      fused->single_kernel_unsuited = (PetscBool)!suits;
+    }
   }
   if (fused->single_kernel) fused->loop_why = "on the device, in one cooperative kernel with grid barriers (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
   else if (fused->pcplace == KSP_FUSED_PC_PBJACOBI) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel has no point-block Jacobi); the host looks only where the test stops it";
   else if (fused->nullsp && fused->single_kernel_ns) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel removes a null space of one vector only); the host looks only where the test stops it";
   else if (fused->nullsp) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the single kernel removes no null space); the host looks only where the test stops it";
+  else if (fused->single_kernel_unsuited) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the method's single kernel does not suit this operator on this device; -ksp_fused_single_kernel_rows sets one limit for all); the host looks only where the test stops it";
   else if (long_rows_graph) fused->loop_why = "on the device, from a CUDA graph of one kernel per step (the method's single kernel stops at fewer rows where the operator has long rows; -ksp_fused_single_kernel_rows sets one limit for all); the host looks only where the test stops it";
   else fused->loop_why = "on the device, from a CUDA graph of one kernel per step (-ksp_fused_single_kernel_rows); the host looks only where the test stops it";
   *allowed          = PETSC_TRUE;

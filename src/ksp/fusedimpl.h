@@ -89,6 +89,7 @@ typedef struct {
   PetscBool          device_pbjacobi;    /* the method's steps fuse it (CUDA and reference backends) */
   int (*load_kernels)(int device, int compensated); /* the method's CUDA kernels (plain or compensated sums), loaded at KSPSetUp() (src/cuda/modules.cu) */
   PetscErrorCode (*cuda_prepare)(KSP);   /* the method's device workspace: KSPFusedCUDAPrepare() with its sizes */
+  PetscErrorCode (*single_kernel_suits)(KSP, PetscBool *); /* whether the method's single kernel suits this operator on this device, asked where the rows allow it and the user gave no limit (NULL: the rows decide) */
   PetscBool          pbjacobi_left_only; /* as a left preconditioner only */
   PetscInt           dblock_bs;          /* rows a block, where pcplace is PBJACOBI */
   PetscScalar       *dblock;             /* on the host (NULL until needed) */
@@ -121,6 +122,7 @@ typedef struct {
   PetscInt            inplace_said;      /* what -info last said of it: 0 nothing yet, 1 copies, 2 in place */
   PetscBool           loop_solve;        /* this solve may iterate in the device loop (KSPFusedCUDALoopAllowed()) */
   PetscBool           single_kernel;     /* this solve's device loop is one cooperative kernel (else a CUDA graph) */
+  PetscBool           single_kernel_unsuited; /* the last KSPFusedCUDALoopAllowed(): the rows allowed the single kernel, the method's single_kernel_suits() did not */
   PetscBool           single_kernel_likely; /* at the last KSPFusedCUDAPrepare(): the solve will likely take the single kernel (its launch facts are asked ahead) */
   const char         *loop_why;          /* where the iterations ran in the last solve */
   PetscInt            loop_its;          /* iterations run by the device loop in the last solve */

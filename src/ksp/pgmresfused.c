@@ -295,8 +295,9 @@ static PetscErrorCode KSPSolve_PGMRESFused(KSP ksp)
     } else if (device_loop) {
       if (gm->fused.pcplace == KSP_FUSED_PC_PBJACOBI) gm->fused.loop_why = "on the device, from a CUDA graph of three kernels per Arnoldi step (the single kernel has no point-block Jacobi); the host looks at each cycle's start and end and where the test stops it";
       else if (gm->fused.nullsp) gm->fused.loop_why = "on the device, from a CUDA graph of three kernels per Arnoldi step (the single kernel removes no null space); the host looks at each cycle's start and end and where the test stops it";
+      else if (gm->fused.single_kernel_unsuited) gm->fused.loop_why = "on the device, from a CUDA graph of three kernels per Arnoldi step (neither the basis fits in the single kernel's shared memory nor a cycle's working set stays in L2 on this device: the graph is faster; -ksp_fused_single_kernel_rows sets one limit for all); the host looks at each cycle's start and end and where the test stops it";
       else if (!gm->fused.single_kernel) gm->fused.loop_why = "on the device, from a CUDA graph of three kernels per Arnoldi step (-ksp_fused_single_kernel_rows); the host looks at each cycle's start and end and where the test stops it";
-      else gm->fused.loop_why = "on the device, in one cooperative kernel with two grid barriers per Arnoldi step (-ksp_fused_single_kernel_rows); where the basis fits in shared memory (about 100,000 rows at restart 30 on an H100; restart at most " PetscStringize(FUSED_PGMRES_CYCLES_MAX_RESTART) ") the kernel also ends each cycle and starts the next, else the host does; the host looks where the test stops it";
+      else gm->fused.loop_why = "on the device, in one cooperative kernel with two grid barriers per Arnoldi step (-ksp_fused_single_kernel_rows), its basis in shared memory where it fits (about 100,000 rows at restart 30 on an H100 or H200); with restart at most " PetscStringize(FUSED_PGMRES_CYCLES_MAX_RESTART) " the kernel also ends each cycle and starts the next, else the host does; the host looks where the test stops it";
     }
     gm->fused.loop_solve = device_loop; /* b and x in place only with the device loop (KSPFusedCUDASystemToDevice()) */
   }
@@ -542,9 +543,12 @@ PETSC_EXTERN PetscErrorCode KSPCreate_PGMRESFused(KSP ksp)
   gm->fused.pbjacobi_left_only = PETSC_TRUE;
   gm->fused.load_kernels       = FusedPGMRESLoadKernels;
   gm->fused.cuda_prepare       = KSPPGMRESFusedPrepare_CUDA;
-  /* measured on an H100: one cooperative kernel per cycle is faster up to
-     262,144 rows, the graph of three kernels per step from 1M rows */
-  gm->fused.single_kernel_rows = 1 << 19;
+  /* the single kernel up to 2^19 rows, where it keeps its basis in shared
+     memory (about 100,000 rows at restart 30 on an H100 or H200) or a
+     cycle's working set stays in L2; else the graph
+     (FusedPGMRESSingleKernelSuits()) */
+  gm->fused.single_kernel_rows  = 1 << 19;
+  gm->fused.single_kernel_suits = KSPPGMRESFusedSingleKernelSuits_CUDA;
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetRestart_C", KSPGMRESSetRestart_PGMRESFused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESGetRestart_C", KSPGMRESGetRestart_PGMRESFused));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPGMRESSetCGSRefinementType_C", KSPGMRESSetCGSRefinementType_PGMRESFused));

@@ -48,6 +48,21 @@ PETSC_INTERN PetscErrorCode KSPPGMRESFusedPrepare_CUDA(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The single kernel suits where it keeps the basis in shared memory or a
+   cycle's working set stays in L2 (FusedPGMRESSingleKernelSuits()) */
+PETSC_INTERN PetscErrorCode KSPPGMRESFusedSingleKernelSuits_CUDA(KSP ksp, PetscBool *suits)
+{
+  KSP_PGMRESFused *gm = (KSP_PGMRESFused *)ksp->data;
+  int              suits_device;
+
+  PetscFunctionBegin;
+  *suits = PETSC_TRUE;
+  if (!gm->fused.op.mat) PetscFunctionReturn(PETSC_SUCCESS); /* no device copy of the operator: the rows decide */
+  PetscCallFusedCUDA(FusedPGMRESSingleKernelSuits(gm->fused.work.cuda, gm->fused.op.mat, (int)gm->restart, (double)gm->adaptive, &suits_device));
+  *suits = (PetscBool)suits_device;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Called at every cycle start; b and the initial guess go to the device at
    the first. Queues r and |r|^2 (sums[0]) without waiting for them. */
 static PetscErrorCode PGMRESFusedQueueStart_CUDA(KSP ksp, KSP_PGMRESFused *gm)

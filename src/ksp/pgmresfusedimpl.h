@@ -80,5 +80,6 @@ struct _KSP_PGMRESFused {
 PETSC_INTERN const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_Reference;
 PETSC_INTERN const KSPPGMRESFusedSteps KSPPGMRESFusedSteps_CUDA;
 PETSC_INTERN PetscErrorCode KSPPGMRESFusedPrepare_CUDA(KSP);
+PETSC_INTERN PetscErrorCode KSPPGMRESFusedSingleKernelSuits_CUDA(KSP, PetscBool *);
 
 #endif
