@@ -36,8 +36,8 @@ typedef struct {
    the path the solver takes: with one rank, the device loop runs as one
    cooperative kernel up to -ksp_fused_single_kernel_rows (default 2^20 rows
    for pcgfused, 2^19 for the others; pgmresfused takes its graph sooner
-   where its single kernel would stream the basis), else as a CUDA graph; with several ranks, the host drives
-   the steps.
+   where its single kernel would stream the basis), else as a CUDA graph;
+   with several ranks, the host drives the steps.
    pcgfused: update 8 passes, product 4 (+A: p, the Jacobi diagonal and r
    read for <y,w> and <y,z>, y written), 3 where A is known symmetric (r
    not read: <y,z> comes from the update's sums); in the single kernel, one

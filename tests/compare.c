@@ -199,7 +199,6 @@ static PetscErrorCode SolveWith(Mat A, Vec b, Vec xstar, const char *type, Petsc
   PetscCall(KSPGetConvergedReason(ksp, &res->reason));
   res->backend = -1;
   res->device_its = 0;
-  res->single_kernel = PETSC_FALSE;
   {
     PetscBool is_fused;
     PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &is_fused, KSPPCGFUSED, KSPPBCGSFUSED, KSPPGMRESFUSED, ""));
