@@ -23,6 +23,9 @@
                   replaced array, a duplicate, x destroyed and made again);
                   each solve's x against the known solution, and each
                   solve from the exact solution as its guess at iteration 0
+     zeroguess    a zero guess over x full of NaN, three solves each with the
+                  matrix's vectors and with host vectors: each converges to x*
+                  in the first solve's iterations
    -method cg|bcgs|gmres as in compare.c */
 #include "problems.h"
 #include <petsc/private/kspimpl.h> /* ksp->dm: whether the solve made one */
@@ -577,6 +580,82 @@ static PetscErrorCode TestNaN(Mat A, Vec b, PetscBool *ok)
   PetscFunctionReturn(0);
 }
 
+/* A zero guess reads nothing of x (PETSc's KSPSetInitialGuessNonzero()
+   default): x is full of NaN before each of three solves, with the
+   matrix's own vectors (VECCUDA under aijcusparse) and with host vectors,
+   and every solve converges to x*. The CUDA backend does not send such an
+   x to the device at all, and must not take the x left there by the last
+   solve for a guess either. */
+/* v's values in a new host vector (VECSTANDARD) of v's layout: PETSc's
+   vector operations do not mix a CUDA vector with a host one */
+static PetscErrorCode HostCopy(Vec v, Vec *h)
+{
+  const PetscScalar *from;
+  PetscScalar       *to;
+  PetscInt           nlocal;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(v, &nlocal));
+  PetscCall(VecCreate(PetscObjectComm((PetscObject)v), h));
+  PetscCall(VecSetSizes(*h, nlocal, PETSC_DETERMINE));
+  PetscCall(VecSetType(*h, VECSTANDARD));
+  PetscCall(VecGetArrayRead(v, &from));
+  PetscCall(VecGetArrayWrite(*h, &to));
+  PetscCall(PetscArraycpy(to, from, nlocal));
+  PetscCall(VecRestoreArrayWrite(*h, &to));
+  PetscCall(VecRestoreArrayRead(v, &from));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode TestZeroGuess(Mat A, Vec xstar_native, PetscBool *ok)
+{
+  PetscFunctionBegin;
+  for (PetscInt kind = 0; kind < 2; kind++) {
+    const char        *which = kind ? "host vectors" : "the matrix's vectors";
+    KSP                ksp;
+    Vec                b, x, xstar;
+    KSPConvergedReason reason;
+    PetscReal          err, norm;
+    PetscInt           its, its0 = -1;
+
+    PetscCall(MatCreateVecs(A, NULL, &b));
+    PetscCall(MatMult(A, xstar_native, b));
+    if (kind) {
+      Vec native = b;
+
+      PetscCall(HostCopy(native, &b));
+      PetscCall(VecDestroy(&native));
+      PetscCall(HostCopy(xstar_native, &xstar));
+    } else {
+      PetscCall(PetscObjectReference((PetscObject)xstar_native));
+      xstar = xstar_native;
+    }
+    PetscCall(VecDuplicate(b, &x));
+    PetscCall(VecNorm(xstar, NORM_2, &norm));
+    PetscCall(MakeKSP(A, fused, &ksp));
+    for (PetscInt k = 0; k < 3; k++) {
+      PetscCall(VecSet(x, PETSC_MAX_REAL * 10.0 - PETSC_MAX_REAL * 10.0)); /* NaN */
+      PetscCall(KSPSolve(ksp, b, x));
+      PetscCall(KSPGetConvergedReason(ksp, &reason));
+      PetscCall(KSPGetIterationNumber(ksp, &its));
+      CHECK(reason > 0, "%s, solve %" PetscInt_FMT ": a zero guess over x full of NaN gave %s", which, k, KSPConvergedReasons[reason]);
+      /* the same b from zero each time: the same iterations; fewer would
+         mean the last solve's x on the device served as a guess */
+      if (k == 0) its0 = its;
+      CHECK(its == its0, "%s, solve %" PetscInt_FMT ": %" PetscInt_FMT " iterations from a zero guess, the first solve took %" PetscInt_FMT, which, k, its, its0);
+      PetscCall(VecAXPY(x, -1.0, xstar));
+      PetscCall(VecNorm(x, NORM_2, &err));
+      CHECK(err <= 1e-6 * norm, "%s, solve %" PetscInt_FMT ": |x - x*| / |x*| = %.2e from a zero guess over x full of NaN", which, k, (double)(err / norm));
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  zeroguess, %s: %s\n", which, *ok ? "three solves right from x full of NaN" : "failed"));
+    PetscCall(KSPDestroy(&ksp));
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&b));
+    PetscCall(VecDestroy(&xstar));
+  }
+  PetscFunctionReturn(0);
+}
+
 /* A solve that -ksp_max_it stops: the same x and last norm on the backend
    the options choose and on the reference backend. pgmresfused tests the
    residual of the x it returns at the last iteration (the start after the
@@ -681,6 +760,7 @@ int main(int argc, char **argv)
   else if (!strcmp(test, "errorhistory")) PetscCall(TestErrorHistory(A, b, &ok));
   else if (!strcmp(test, "maxit")) PetscCall(TestMaxIt(A, b, &ok));
   else if (!strcmp(test, "pinned")) PetscCall(TestPinned(A, xstar, &ok));
+  else if (!strcmp(test, "zeroguess")) PetscCall(TestZeroGuess(A, xstar, &ok));
   else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "unknown -test %s", test);
 
   PetscCall(MatDestroy(&A));

@@ -793,8 +793,10 @@ PETSC_INTERN PetscErrorCode KSPFusedCUDASystemToDevice(KSP ksp, KSPFused *fused,
     if (ksp->guess_zero && zero_guess) PetscCallFusedCUDA(FusedCUDAZero(fused->work.cuda, x_dev, (int)fused->work.n));
   } else {
     PetscCall(FusedDeviceUpload(&fused->work, ksp->vec_rhs, b_dev));
-    if (ksp->guess_zero && zero_guess) PetscCallFusedCUDA(FusedCUDAZero(fused->work.cuda, x_dev, (int)fused->work.n));
-    else PetscCall(FusedDeviceUpload(&fused->work, ksp->vec_sol, x_dev));
+    /* a zero guess never crosses: x's values are not read (the method's
+       first kernel zeroes x itself where zero_guess is false) */
+    if (!ksp->guess_zero) PetscCall(FusedDeviceUpload(&fused->work, ksp->vec_sol, x_dev));
+    else if (zero_guess) PetscCallFusedCUDA(FusedCUDAZero(fused->work.cuda, x_dev, (int)fused->work.n));
     PetscCall(FusedDeviceVecPinned(ksp->vec_rhs, &fused->b_pinned));
   }
   if (!inplace) {
