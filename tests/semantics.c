@@ -364,6 +364,19 @@ static PetscErrorCode PinnedSaid(KSP ksp, const char *when, PetscBool *ok)
   PetscFunctionReturn(0);
 }
 
+/* A new host vector (VECSTANDARD) of v's layout, whatever v's type */
+static PetscErrorCode HostVecLike(Vec v, Vec *h)
+{
+  PetscInt nlocal;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(v, &nlocal));
+  PetscCall(VecCreate(PetscObjectComm((PetscObject)v), h));
+  PetscCall(VecSetSizes(*h, nlocal, PETSC_DETERMINE));
+  PetscCall(VecSetType(*h, VECSTANDARD));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode TestPinned(Mat A, Vec xstar, PetscBool *ok)
 {
   KSP          ksp;
@@ -375,9 +388,7 @@ static PetscErrorCode TestPinned(Mat A, Vec xstar, PetscBool *ok)
   PetscFunctionBegin;
   /* host vectors, whatever the matrix's own would be */
   PetscCall(VecGetLocalSize(xstar, &nlocal));
-  PetscCall(VecCreate(PetscObjectComm((PetscObject)A), &b));
-  PetscCall(VecSetSizes(b, nlocal, PETSC_DETERMINE));
-  PetscCall(VecSetType(b, VECSTANDARD));
+  PetscCall(HostVecLike(xstar, &b));
   PetscCall(VecDuplicate(b, &x));
   PetscCall(MatMult(A, xstar, b));
   PetscCall(MakeKSP(A, fused, &ksp));
@@ -580,13 +591,7 @@ static PetscErrorCode TestNaN(Mat A, Vec b, PetscBool *ok)
   PetscFunctionReturn(0);
 }
 
-/* A zero guess reads nothing of x (PETSc's KSPSetInitialGuessNonzero()
-   default): x is full of NaN before each of three solves, with the
-   matrix's own vectors (VECCUDA under aijcusparse) and with host vectors,
-   and every solve converges to x*. The CUDA backend does not send such an
-   x to the device at all, and must not take the x left there by the last
-   solve for a guess either. */
-/* v's values in a new host vector (VECSTANDARD) of v's layout: PETSc's
+/* v's values in a new host vector of v's layout (HostVecLike()): PETSc's
    vector operations do not mix a CUDA vector with a host one */
 static PetscErrorCode HostCopy(Vec v, Vec *h)
 {
@@ -596,9 +601,7 @@ static PetscErrorCode HostCopy(Vec v, Vec *h)
 
   PetscFunctionBegin;
   PetscCall(VecGetLocalSize(v, &nlocal));
-  PetscCall(VecCreate(PetscObjectComm((PetscObject)v), h));
-  PetscCall(VecSetSizes(*h, nlocal, PETSC_DETERMINE));
-  PetscCall(VecSetType(*h, VECSTANDARD));
+  PetscCall(HostVecLike(v, h));
   PetscCall(VecGetArrayRead(v, &from));
   PetscCall(VecGetArrayWrite(*h, &to));
   PetscCall(PetscArraycpy(to, from, nlocal));
@@ -607,6 +610,12 @@ static PetscErrorCode HostCopy(Vec v, Vec *h)
   PetscFunctionReturn(0);
 }
 
+/* A zero guess reads nothing of x (PETSc's KSPSetInitialGuessNonzero()
+   default): x is full of NaN before each of three solves, with the
+   matrix's own vectors (VECCUDA under aijcusparse) and with host vectors,
+   and every solve converges to x*. The CUDA backend does not send such an
+   x to the device at all, and must not take the x left there by the last
+   solve for a guess either. */
 static PetscErrorCode TestZeroGuess(Mat A, Vec xstar_native, PetscBool *ok)
 {
   PetscFunctionBegin;
